@@ -1,0 +1,30 @@
+// msgx: one binary, one subcommand per operator action (SPEC §11).
+#include <CLI/CLI.hpp>
+
+#include "app/command.h"
+
+int main(int argc, char** argv) {
+  CLI::App root{"msgx: event-sourced stream processor for AODB SIS messages"};
+  root.require_subcommand(1);
+  root.set_help_all_flag("--help-all", "Expand all help");
+
+  msgx::app::GlobalOptions global;
+  root.add_option("--config", global.config_path, "YAML configuration file")
+      ->envname("MSGX_CONFIG");
+  root.add_option("--log-level", global.log_level,
+                  "trace|debug|info|warn|error (overrides configuration)");
+
+  int exit_code = 0;
+  msgx::app::RegisterDecode(root, global, &exit_code);
+  msgx::app::RegisterMigrate(root, global, &exit_code);
+  msgx::app::RegisterDev(root, global, &exit_code);
+  msgx::app::RegisterConfig(root, global, &exit_code);
+
+  try {
+    root.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = root.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+  return exit_code;
+}
