@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Configures and builds msgx into ./build (or $MSGX_BUILD_DIR) with -j2.
+# MSGX_WERROR=ON makes warnings errors (CI sets it).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD_DIR=${MSGX_BUILD_DIR:-build}
+cmake -S . -B "$BUILD_DIR" -G Ninja \
+  -DCMAKE_BUILD_TYPE=${MSGX_BUILD_TYPE:-RelWithDebInfo} \
+  -DMSGX_WERROR=${MSGX_WERROR:-OFF} >/dev/null
+cmake --build "$BUILD_DIR" -j"${MSGX_JOBS:-2}" "$@"
