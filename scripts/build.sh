@@ -4,6 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${MSGX_BUILD_DIR:-build}
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}  # share the cache across worktrees
 cmake -S . -B "$BUILD_DIR" -G Ninja \
   -DCMAKE_BUILD_TYPE=${MSGX_BUILD_TYPE:-RelWithDebInfo} \
   -DMSGX_WERROR=${MSGX_WERROR:-OFF} >/dev/null
