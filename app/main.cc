@@ -15,9 +15,7 @@ int main(int argc, char** argv) {
                   "trace|debug|info|warn|error (overrides configuration)");
 
   int exit_code = 0;
-  msgx::app::RegisterDecode(root, global, &exit_code);
-  msgx::app::RegisterMigrate(root, global, &exit_code);
-  msgx::app::RegisterDev(root, global, &exit_code);
+  // One line per command; each lives in app/cmd_<name>.cc.
   msgx::app::RegisterConfig(root, global, &exit_code);
 
   try {
