@@ -116,7 +116,8 @@ Result<RedisValue> RedisClient::Command(const std::vector<std::string>& args) {
         err.rfind("MASTERDOWN", 0) == 0 || err.rfind("BUSY", 0) == 0) {
       return Status::Infra("redis " + endpoint_ + ": " + err);
     }
-    return Status::Internal("redis " + endpoint_ + " (" + (args.empty() ? "" : args[0]) + "): " + err);
+    return Status::Internal("redis " + endpoint_ + " (" + (args.empty() ? "" : args[0]) +
+                            "): " + err);
   }
   return Copy(reply);
 }

@@ -41,12 +41,18 @@ return 'ok'
 
 std::string_view ApplyOutcomeName(ApplyOutcome o) {
   switch (o) {
-    case ApplyOutcome::kApplied: return "applied";
-    case ApplyOutcome::kAlreadyApplied: return "already-applied";
-    case ApplyOutcome::kBehind: return "behind";
-    case ApplyOutcome::kOverlap: return "overlap";
-    case ApplyOutcome::kUninitialized: return "uninitialized";
-    case ApplyOutcome::kForeignLog: return "foreign-log";
+    case ApplyOutcome::kApplied:
+      return "applied";
+    case ApplyOutcome::kAlreadyApplied:
+      return "already-applied";
+    case ApplyOutcome::kBehind:
+      return "behind";
+    case ApplyOutcome::kOverlap:
+      return "overlap";
+    case ApplyOutcome::kUninitialized:
+      return "uninitialized";
+    case ApplyOutcome::kForeignLog:
+      return "foreign-log";
   }
   return "?";
 }
