@@ -380,8 +380,8 @@ class BodyDecoder {
         if (!(s = One(k, "FRET", &a)).ok()) return s;
         FretPayload p;
         if (a) {
-          p.element = Text(a).has_value() || a.first_attribute() ? Presence::kValue
-                                                                 : Presence::kEmpty;
+          p.element =
+              Text(a).has_value() || a.first_attribute() ? Presence::kValue : Presence::kEmpty;
           p.reid = AttrText(a, "REID");
           p.reason = Text(a);
         }
@@ -392,8 +392,8 @@ class BodyDecoder {
         if (!(s = One(k, "FLAB", &a)).ok()) return s;
         FlabPayload p;
         if (a) {
-          p.element = Text(a).has_value() || a.first_attribute() ? Presence::kValue
-                                                                 : Presence::kEmpty;
+          p.element =
+              Text(a).has_value() || a.first_attribute() ? Presence::kValue : Presence::kEmpty;
           p.ares = AttrText(a, "ARES");
           p.reason = Text(a);
         }
@@ -476,9 +476,8 @@ class BodyDecoder {
         FdelPayload p;
         if (a) {
           p.element = Presence::kEmpty;
-          p.empty = !a.first_attribute() && TextOf(a).empty() && !a.find_child([](xml_node n) {
-            return n.type() == pugi::node_element;
-          });
+          p.empty = !a.first_attribute() && TextOf(a).empty() &&
+                    !a.find_child([](xml_node n) { return n.type() == pugi::node_element; });
           if (!p.empty) p.element = Presence::kValue;
         }
         *out = std::move(p);
@@ -569,10 +568,9 @@ class BodyDecoder {
     const bool snapshot = IsSnapshotStyp(styp_);
     if (!recs.has_value()) {
       if (snapshot) {
-        return Status::Malformed("RECS: " + std::string(recs.presence == Presence::kMissing
-                                                            ? "missing"
-                                                            : "empty") +
-                                 " in a " + styp_ + " snapshot");
+        return Status::Malformed(
+            "RECS: " + std::string(recs.presence == Presence::kMissing ? "missing" : "empty") +
+            " in a " + styp_ + " snapshot");
       }
       return Status::Ok();
     }
@@ -658,7 +656,8 @@ Status DecodeMeta(xml_node meta, const TimeZone& zone, Meta* m) {
       *slot = c;
       continue;
     }
-    if (slot != nullptr) return Status::Malformed("META/" + std::string(n) + ": given more than once");
+    if (slot != nullptr)
+      return Status::Malformed("META/" + std::string(n) + ": given more than once");
     m->extra.emplace_back();
     BodyDecoder raw(zone, "");
     Status s = raw.Convert(c, FieldContext::kNone, "META", &m->extra.back());

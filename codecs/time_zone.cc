@@ -66,8 +66,8 @@ Result<TimeZone> TimeZone::Load(std::string_view name, const std::string& zonein
 
 Result<TimeZone> TimeZone::FromTzif(std::string_view name, std::string_view b) {
   auto bad = [&](const char* why) {
-    return Status::Config("airport.timezone: \"" + std::string(name) + "\": bad TZif file (" +
-                          why + ")");
+    return Status::Config("airport.timezone: \"" + std::string(name) + "\": bad TZif file (" + why +
+                          ")");
   };
   Header h;
   if (!ReadHeader(b, 0, &h)) return bad("header");
