@@ -165,6 +165,11 @@ class BodyDecoder {
       out->time = ParseTime(out->text, *fmt, zone_);
       if (out->time.state == TimeState::kUnparsable) return BadTime(node, out->text, *fmt);
     }
+    std::size_t kids = 0;
+    for (xml_node c = node.first_child(); c; c = c.next_sibling()) {
+      kids += c.type() == pugi::node_element ? 1 : 0;
+    }
+    out->children.reserve(kids);
     for (xml_node c = node.first_child(); c; c = c.next_sibling()) {
       if (c.type() != pugi::node_element) continue;
       out->children.emplace_back();
@@ -541,6 +546,11 @@ class BodyDecoder {
       r->attributes.push_back({a.name(), a.value()});
     }
     Status s;
+    std::size_t kids = 0;
+    for (xml_node c = fltr.first_child(); c; c = c.next_sibling()) {
+      kids += c.type() == pugi::node_element ? 1 : 0;
+    }
+    r->fields.reserve(kids);
     for (xml_node c = fltr.first_child(); c; c = c.next_sibling()) {
       if (c.type() != pugi::node_element) continue;
       r->fields.emplace_back();

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
+#include <iterator>
 #include <utility>
 
 namespace msgx::sis {
@@ -58,9 +60,17 @@ constexpr std::string_view kDayTimeNames[] = {
 
 constexpr std::string_view kDateNames[] = {"EDAT", "EDDT", "SDAT", "STDT"};
 
-template <typename Range>
-bool Contains(const Range& r, std::string_view s) {
-  return std::find(std::begin(r), std::end(r), s) != std::end(r);
+std::uint32_t Pack(std::string_view s) {
+  std::uint32_t v = 0;
+  for (std::size_t i = 0; i < 4 && i < s.size(); ++i) {
+    v = (v << 8) | static_cast<unsigned char>(s[i]);
+  }
+  return v;
+}
+
+template <typename Range, typename T>
+bool Contains(const Range& r, const T& v) {
+  return std::find(std::begin(r), std::end(r), v) != std::end(r);
 }
 
 }  // namespace
@@ -94,13 +104,23 @@ bool IsSupported(std::string_view type, std::string_view styp) {
 
 std::optional<TimeFormat> TimeFormatOf(FieldContext context, std::string_view parent,
                                        std::string_view name) {
-  if (context == FieldContext::kNone) return std::nullopt;
+  // Every SIS element name is four characters: compare packed integers (this
+  // runs for each element of a 500-flight schedule).
+  if (context == FieldContext::kNone || name.size() != 4) return std::nullopt;
+  static const auto kPacked = [] {
+    std::array<std::uint32_t, std::size(kDayTimeNames)> day{};
+    std::array<std::uint32_t, std::size(kDateNames)> date{};
+    for (std::size_t i = 0; i < day.size(); ++i) day[i] = Pack(kDayTimeNames[i]);
+    for (std::size_t i = 0; i < date.size(); ++i) date[i] = Pack(kDateNames[i]);
+    return std::make_pair(day, date);
+  }();
+  const std::uint32_t key = Pack(name);
   if (context == FieldContext::kSchs) {
     if (name == "SCHT") return TimeFormat::kHhmm;
     if (parent == "ROUT" && (name == "SCAT" || name == "SCDT")) return TimeFormat::kHhmm;
   }
-  if (Contains(kDateNames, name)) return TimeFormat::kDate;
-  if (Contains(kDayTimeNames, name)) return TimeFormat::kDayTime;
+  if (Contains(kPacked.second, key)) return TimeFormat::kDate;
+  if (Contains(kPacked.first, key)) return TimeFormat::kDayTime;
   return std::nullopt;
 }
 
