@@ -1,14 +1,17 @@
 // libFuzzer target for the SIS decoder: any bytes, both input origins, split
-// and whole decode, and canonical JSON of whatever decodes. A crash, a
+// and whole decode, canonical JSON and the FlatBuffers round trip of
+// whatever decodes. A crash, a
 // sanitizer report, a leak or an uncaught exception is a bug; every input
 // must end in a value or a classified Status.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <string>
 #include <string_view>
 
 #include "codecs/identity_key.h"
 #include "codecs/sis_decoder.h"
+#include "codecs/sis_flatbuffer.h"
 #include "codecs/sis_json.h"
 
 namespace {
@@ -38,7 +41,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     (void)msgx::sis::IdentityKey(env->meta(), true);
     auto msg = decoder.DecodeBody(std::move(env).value());
     if (msg.ok()) {
-      (void)msgx::sis::ToCanonicalJson(*msg);
+      const std::string json = msgx::sis::ToCanonicalJson(*msg);
+      // The cache form must round-trip whatever decodes.
+      auto back = msgx::sis::FromFlatbuffer(msgx::sis::ToFlatbuffer(*msg));
+      if (!back.ok() || msgx::sis::ToCanonicalJson(*back) != json) std::abort();
     } else if (msg.status().error_class() == msgx::ErrorClass::kInternal) {
       std::abort();
     }
