@@ -150,6 +150,42 @@ bool DepthWithin(const pugi::xml_document& doc, int max_depth) {
   return true;
 }
 
+// pugixml turns character references into UTF-8 without checking the code
+// point, and its strings end at NUL. So &#0;, surrogates and code points over
+// U+10FFFF are refused up front: the decoded text stays valid UTF-8 and is
+// never silently cut. (A reference inside CDATA or a comment is refused too;
+// SIS never has one there.)
+Status CheckCharRefs(std::string_view s) {
+  for (std::size_t at = s.find("&#"); at != std::string_view::npos; at = s.find("&#", at + 2)) {
+    std::size_t i = at + 2;
+    const bool hex = i < s.size() && (s[i] == 'x' || s[i] == 'X');
+    if (hex) ++i;
+    std::uint64_t cp = 0;
+    std::size_t digits = 0;
+    for (; i < s.size() && digits < 12; ++i, ++digits) {
+      const char c = s[i];
+      int v;
+      if (c >= '0' && c <= '9') {
+        v = c - '0';
+      } else if (hex && c >= 'a' && c <= 'f') {
+        v = c - 'a' + 10;
+      } else if (hex && c >= 'A' && c <= 'F') {
+        v = c - 'A' + 10;
+      } else {
+        break;
+      }
+      cp = cp * (hex ? 16 : 10) + static_cast<std::uint64_t>(v);
+    }
+    if (digits == 0 || i >= s.size() || s[i] != ';') continue;  // not a reference
+    if (cp == 0 || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) {
+      return Status::Malformed("invalid character reference " +
+                               std::string(s.substr(at, i + 1 - at)) + " at offset " +
+                               std::to_string(at));
+    }
+  }
+  return Status::Ok();
+}
+
 // Decodes one body. Holds the per-message context.
 class BodyDecoder {
  public:
@@ -720,6 +756,10 @@ Result<Envelope> SisDecoder::DecodeEnvelope(std::string_view input, InputOrigin 
     if (!text.ok()) return text.status();
     env.doc_->text = std::move(text).value();
     std::string& buf = env.doc_->text;
+    if (const std::size_t nul = buf.find('\0'); nul != std::string::npos) {
+      return Status::Malformed("NUL byte at offset " + std::to_string(nul));
+    }
+    if (Status refs = CheckCharRefs(buf); !refs.ok()) return refs;
     const unsigned flags = pugi::parse_default | pugi::parse_doctype;
     pugi::xml_parse_result pr =
         env.doc_->xml.load_buffer_inplace(buf.data(), buf.size(), flags, pugi::encoding_utf8);

@@ -29,15 +29,15 @@ TEST(CodecBadInput, Empty) {
 }
 
 TEST(CodecBadInput, TruncatedEverySeventhByte) {
-  const std::string full = ReadCorpus("SCHD-DNLD-1.xml");
-  ASSERT_FALSE(full.empty());
-  for (std::size_t n = 0; n < full.size(); n += 7) {
-    const ErrorClass c = ClassOf(full.substr(0, n));
-    EXPECT_EQ(c, ErrorClass::kMalformed) << "cut at " << n;
-  }
-  const std::string flop = ReadCorpus("FLOP-GTDT-1.xml");
-  for (std::size_t n = 0; n < flop.size(); n += 7) {
-    EXPECT_EQ(ClassOf(flop.substr(0, n)), ErrorClass::kMalformed) << "cut at " << n;
+  for (const char* name : {"SCHD-DNLD-1.xml", "FLOP-GTDT-1.xml", "AIRL-ADD-1.xml"}) {
+    const std::string full = ReadCorpus(name);
+    ASSERT_FALSE(full.empty());
+    // Every cut before the closing </MSG> is complete is not well-formed.
+    const std::size_t complete = full.rfind("</MSG>") + 6;
+    for (std::size_t n = 0; n < complete; n += 7) {
+      EXPECT_EQ(ClassOf(full.substr(0, n)), ErrorClass::kMalformed) << name << " cut at " << n;
+      EXPECT_EQ(ClassOf(full.substr(0, n), InputOrigin::kRawBytes), ErrorClass::kMalformed);
+    }
   }
 }
 
@@ -103,6 +103,26 @@ TEST(CodecBadInput, GbkDeclared) {
     u16 += '\0';
   }
   EXPECT_TRUE(d.Decode(u16, InputOrigin::kRawBytes).ok());
+}
+
+TEST(CodecBadInput, CharacterReferencesAndNul) {
+  EXPECT_EQ(MessageOf(Flop("REMC", "<REMC>x&#0;y</REMC>")),
+            "invalid character reference &#0; at offset 152");
+  EXPECT_EQ(ClassOf(Flop("REMC", "<REMC>x&#xD800;y</REMC>")), ErrorClass::kMalformed);
+  EXPECT_EQ(ClassOf(Flop("REMC", "<REMC>x&#x110000;y</REMC>")), ErrorClass::kMalformed);
+  EXPECT_EQ(ClassOf(Flop("REMC", std::string("<REMC>x\0y</REMC>", 16))), ErrorClass::kMalformed);
+  SisDecoder d(Shanghai());
+  auto ok = d.Decode(Flop("REMC", "<REMC>&#x4E2D;&#22269;&amp;</REMC>"), InputOrigin::kUnicodeText);
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(std::get<TextPayload>(std::get<FlopBody>(ok->body).records[0].payload).value.value,
+            "中国&");
+}
+
+TEST(CodecBadInput, BomPrologXsiAndSpacedAttributes) {
+  const std::string text = "\xEF\xBB\xBF" + ReadCorpus("FLOP-GTDT-1.xml");
+  EXPECT_EQ(ClassOf(text), ErrorClass::kOk);
+  EXPECT_EQ(ClassOf(text, InputOrigin::kRawBytes), ErrorClass::kOk);
+  EXPECT_EQ(ClassOf(Flop("GTDT", "<GTDT GTNO = '1' ><GATE>G1</GATE></GTDT>")), ErrorClass::kOk);
 }
 
 TEST(CodecBadInput, BinaryGarbage) {
