@@ -97,9 +97,12 @@ Result<LogMeta> LoadLogMeta(rocksdb::DB* db) {
 
   // The last record key gives the next offset.
   {
+    const std::string lower(1, kRecordPrefix);
     const std::string upper(1, static_cast<char>(kRecordPrefix + 1));
+    rocksdb::Slice lower_slice(lower);
     rocksdb::Slice upper_slice(upper);
     rocksdb::ReadOptions ro;
+    ro.iterate_lower_bound = &lower_slice;
     ro.iterate_upper_bound = &upper_slice;
     std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(ro));
     it->SeekToLast();

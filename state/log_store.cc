@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <system_error>
 
 #include "state/log_layout.h"
 
@@ -56,6 +58,9 @@ rocksdb::Options LogStoreOptions() {
 }
 
 Result<std::unique_ptr<LogStore>> LogStore::Open(const std::string& dir, Clock* clock) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Status::Infra("create " + dir + ": " + ec.message());
   rocksdb::DB* raw = nullptr;
   rocksdb::Status s = rocksdb::DB::Open(LogStoreOptions(), dir, &raw);
   if (!s.ok()) return FromRocks(s, "open log " + dir);

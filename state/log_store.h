@@ -40,7 +40,7 @@ namespace msgx {
 
 class LogStore {
  public:
-  // Opens (creating if missing) the log at `dir`. `clock` stamps append
+  // Opens (creating it and its parents if missing) the log at `dir`. `clock` stamps append
   // times; REQUIRES: clock outlives the store.
   static Result<std::unique_ptr<LogStore>> Open(const std::string& dir, Clock* clock);
   // Closes the database. Nothing needs a clean close: every append is synced.

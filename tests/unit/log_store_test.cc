@@ -56,6 +56,16 @@ TEST_F(LogStoreTest, EmptyLogHasNoOffsetsAndNoProgress) {
   EXPECT_EQ(store->log_uuid().size(), 36u);
 }
 
+TEST_F(LogStoreTest, ReopensALogWithProgressButNoRecords) {
+  {
+    auto store = OpenStore();
+    ASSERT_TRUE(store->Append({}, Wm(7)).ok());
+  }
+  auto store = OpenStore();
+  EXPECT_EQ(store->next_offset(), 0u);
+  EXPECT_EQ(store->capture_progress()->watermark, 7);
+}
+
 TEST_F(LogStoreTest, OffsetsAreDenseFromZero) {
   auto store = OpenStore();
   CaptureProgress p;
