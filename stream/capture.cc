@@ -168,6 +168,8 @@ Result<PollOutcome> Capture::Poll() {
   if (!s.ok()) return s;
 
   bool stopped = false;
+  std::int64_t skipped_ended = 0;
+  std::int64_t skipped_delay = 0;
   for (MailboxRow& row : rows) {
     if (row.id <= next.watermark) continue;  // cannot happen: ids > watermark, ascending
     if (row.id > next.watermark + 1) {
@@ -191,8 +193,8 @@ Result<PollOutcome> Capture::Poll() {
       next.skipped[first] = SkippedRange{first, last, clock_->NowMicros(), reason, 0};
       next.watermark = last;
       out.skipped_ids += last - first + 1;
-      (reason == SkipReason::kTransactionsEnded ? stats_.skipped_by_transactions
-                                                : stats_.skipped_by_delay) += last - first + 1;
+      (reason == SkipReason::kTransactionsEnded ? skipped_ended : skipped_delay) +=
+          last - first + 1;
       Logger("capture")->info(
           "{}", WithTrace(std::to_string(first),
                           "skipped mailbox ids " + RangeText(first, last) +
@@ -215,6 +217,9 @@ Result<PollOutcome> Capture::Poll() {
     if (!r.ok()) return r.status();
     progress_ = std::move(next);
   }
+  // Counted only once persisted, so a failed poll that is redone counts once.
+  stats_.skipped_by_transactions += skipped_ended;
+  stats_.skipped_by_delay += skipped_delay;
   stats_.appended += out.appended;
   stats_.late += out.late;
   stats_.aged_out += out.aged_out;
