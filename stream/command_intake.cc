@@ -6,6 +6,7 @@
 #include <pqxx/pqxx>
 #include <vector>
 
+#include "base/failpoint.h"
 #include "base/log.h"
 
 namespace msgx {
@@ -157,6 +158,8 @@ Result<IntakeOutcome> CommandIntake::Poll() {
     out.appended = static_cast<int>(records.size());
   }
 
+  // A crash here leaves the commands in the log but unmarked (docs/capture.md).
+  if (!mark_ids.empty()) MSGX_FAILPOINT("intake.after-append", std::to_string(mark_ids.back()));
   try {
     pqxx::work tx(*conn_);
     const std::string table = conn_->quote_name(table_);
