@@ -39,7 +39,7 @@ namespace msgx {
 struct IntakeOutcome {
   int appended = 0;   // new command records
   int recovered = 0;  // already in the log; only the mark was missing
-  int rejected = 0;   // could not be parsed; rejected_reason set
+  int rejected = 0;   // could not be parsed; the row became REJECTED
   bool more = false;  // a full batch: poll again at once
 };
 
