@@ -16,7 +16,7 @@ namespace msgx {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : value_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : value_(std::move(value)) {}         // NOLINT(google-explicit-constructor)
   Result(Status status) : status_(std::move(status)) {  // NOLINT(google-explicit-constructor)
     assert(!status_.ok());
   }
@@ -24,9 +24,18 @@ class [[nodiscard]] Result {
   bool ok() const { return value_.has_value(); }
   const Status& status() const { return status_; }
 
-  T& value() & { assert(ok()); return *value_; }
-  const T& value() const& { assert(ok()); return *value_; }
-  T&& value() && { assert(ok()); return std::move(*value_); }
+  T& value() & {
+    assert(ok());
+    return *value_;
+  }
+  const T& value() const& {
+    assert(ok());
+    return *value_;
+  }
+  T&& value() && {
+    assert(ok());
+    return std::move(*value_);
+  }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
   T& operator*() & { return value(); }

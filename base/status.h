@@ -41,8 +41,7 @@ class Status {
  public:
   // An OK status.
   Status() = default;
-  Status(ErrorClass cls, std::string message)
-      : cls_(cls), message_(std::move(message)) {}
+  Status(ErrorClass cls, std::string message) : cls_(cls), message_(std::move(message)) {}
 
   static Status Ok() { return {}; }
   static Status Malformed(std::string m) { return {ErrorClass::kMalformed, std::move(m)}; }

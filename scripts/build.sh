@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Configures and builds msgx into ./build (or $MSGX_BUILD_DIR) with -j2.
-# MSGX_WERROR=ON makes warnings errors (CI sets it).
+# MSGX_BUILD_WERROR=ON makes warnings errors (CI sets it). Build knobs use the
+# MSGX_BUILD_ prefix, which msgx's configuration loader ignores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${MSGX_BUILD_DIR:-build}
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}  # share the cache across worktrees
 cmake -S . -B "$BUILD_DIR" -G Ninja \
   -DCMAKE_BUILD_TYPE=${MSGX_BUILD_TYPE:-RelWithDebInfo} \
-  -DMSGX_WERROR=${MSGX_WERROR:-OFF} >/dev/null
-cmake --build "$BUILD_DIR" -j"${MSGX_JOBS:-2}" "$@"
+  -DMSGX_WERROR=${MSGX_BUILD_WERROR:-${MSGX_WERROR:-OFF}} >/dev/null
+cmake --build "$BUILD_DIR" -j"${MSGX_BUILD_JOBS:-2}" "$@"

@@ -7,6 +7,6 @@ cd "$(dirname "$0")/.."
 BUILD_DIR=${MSGX_BUILD_DIR:-build}
 bash scripts/build.sh
 ctest --test-dir "$BUILD_DIR" --output-on-failure "$@"
-if [[ -x scripts/fuzz.sh && -z "${MSGX_SKIP_FUZZ:-}" ]]; then
+if [[ -x scripts/fuzz.sh && -z "${MSGX_TEST_SKIP_FUZZ:-}" ]]; then
   bash scripts/fuzz.sh smoke
 fi
