@@ -166,7 +166,7 @@ class FakeDecoder final : public MessageDecoder {
           p.reject_unparsable = true;
           if (v.empty()) {
             p.value = EmptyTime();
-          } else if (v == "?") {
+          } else if (v == "?" || v.find_first_not_of("0123456789") != std::string::npos) {
             p.value.state = sis::TimeState::kUnparsable;
             p.value.raw = "?";
           } else {
@@ -185,7 +185,10 @@ class FakeDecoder final : public MessageDecoder {
       int i = 0;
       for (const std::string& rec : Split(body, ';')) {
         auto f = Split(rec, ',');
-        if (f.size() != 3) return Status::Malformed("bad FLTR");
+        if (f.size() != 3 || f[1].empty() ||
+            f[1].find_first_not_of("0123456789") != std::string::npos) {
+          return Status::Malformed("bad FLTR");
+        }
         sb.records.push_back(Fltr(++i, f[0], std::stoll(f[1]), f[2]));
       }
       m.body = sb;
