@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# The test command: builds, then runs every test (unit, integration against
-# real PostgreSQL/Redis/Kafka-mock started by the tests themselves, script
-# tests), then a short fuzz pass over the corpus.
+# The test command: installs missing packages (idempotent), builds, runs a
+# short fuzz pass over the corpus, then every test through ctest: unit tests,
+# integration tests against real PostgreSQL/Redis/Kafka-mock servers that the
+# tests start themselves, and script tests. ctest's summary is the last line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${MSGX_BUILD_DIR:-build}
+bash scripts/install-deps.sh
 bash scripts/build.sh
-ctest --test-dir "$BUILD_DIR" --output-on-failure "$@"
-if [[ -x scripts/fuzz.sh && -z "${MSGX_TEST_SKIP_FUZZ:-}" ]]; then
+if [[ -f scripts/fuzz.sh && -z "${MSGX_TEST_SKIP_FUZZ:-}" ]]; then
   bash scripts/fuzz.sh smoke
 fi
+ctest --test-dir "$BUILD_DIR" --output-on-failure "$@"

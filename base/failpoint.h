@@ -1,0 +1,32 @@
+// Failpoints: test-only crash and fault points (ARCHITECTURE.md, crash
+// tests). Compiled in only when MSGX_FAILPOINTS is defined; release builds
+// configure -DMSGX_FAILPOINTS=OFF and every MSGX_FAILPOINT is then nothing.
+//
+// A test arms failpoints through the environment of the process under test:
+//   MSGX_TEST_FAILPOINTS="fold.record:17:abort,applier.after-commit::kill"
+// Each entry is name:arg:action. An empty arg matches any argument. Actions:
+//   abort  raise SIGABRT (a "recorded death": the crash guard sees it)
+//   kill   raise SIGKILL (like kill -9: nothing is recorded)
+//   exit   _exit(86) without running destructors or flushing
+//
+// Thread-safety: the table is parsed once, on first use, and is then
+// read-only; Hit() is safe from any thread.
+#pragma once
+
+#include <string_view>
+
+namespace msgx {
+
+// Fires the armed action for (name, arg), if any. Returns normally when
+// nothing is armed for it.
+void FailpointHit(std::string_view name, std::string_view arg);
+
+}  // namespace msgx
+
+#ifdef MSGX_FAILPOINTS
+#define MSGX_FAILPOINT(name, arg) ::msgx::FailpointHit((name), (arg))
+#else
+#define MSGX_FAILPOINT(name, arg) \
+  do {                            \
+  } while (false)
+#endif

@@ -1,0 +1,52 @@
+// CrashGuard: records which log record the process died on (SPEC §3,
+// "Poison by crash"; ARCHITECTURE.md, "Crash poison").
+//
+// A fatal-signal handler (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT) appends
+// one line "<offset> <signal>\n" to the deaths file with open/write/close
+// only (async-signal-safe), then re-raises the signal with its default
+// action, so the process still dies the way it would have. Nothing is
+// recorded when no record is being folded, or for SIGKILL/OOM/power loss,
+// which therefore never quarantine anything.
+//
+// On restart the owner reads the file (ReadDeaths), quarantines every offset
+// that died twice or more (a log command, written by the fold's owner), and
+// then calls Prune with the applied offset so that the file stays small.
+//
+// Thread-safety: SetCurrent/ClearCurrent are lock-free and meant for the
+// single fold thread. Install is called once, before the fold starts.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "base/result.h"
+
+namespace msgx {
+
+struct RecordedDeaths {
+  int count = 0;
+  int last_signal = 0;
+};
+
+class CrashGuard {
+ public:
+  // Installs the handlers; deaths are appended to `deaths_path`.
+  // REQUIRES: called at most once per process (later calls replace the path).
+  static Status Install(const std::string& deaths_path);
+
+  // The fold is now deciding the record at `offset`.
+  static void SetCurrent(std::int64_t offset);
+  // The fold is between records (a death now is not the record's fault).
+  static void ClearCurrent();
+
+  // Offset → deaths recorded in the file. A missing file is no deaths;
+  // malformed lines (a torn write) are ignored.
+  static Result<std::map<std::int64_t, RecordedDeaths>> ReadDeaths(const std::string& deaths_path);
+
+  // Rewrites the file without the offsets <= applied (those records have
+  // since been folded or quarantined). Atomic (write + rename).
+  static Status Prune(const std::string& deaths_path, std::int64_t applied);
+};
+
+}  // namespace msgx
