@@ -13,9 +13,8 @@
 //
 // Guarantees of a DecodedMessage returned OK by the decoder (the decoder
 // enforces them; handlers may rely on them):
-//   - meta.type and meta.styp are non-empty, upper-case as given (TYPE/STYP
-//     are matched case-sensitively against SPEC names, so they are the SPEC
-//     names);
+//   - meta.type and meta.styp are non-empty and upper-cased (ASCII), so they
+//     compare equal to the SPEC names;
 //   - the body alternative matches meta.type (FlopBody for FLOP, ScheduleBody
 //     for SCHD and SCHS, ReferenceBody for the 23 reference types);
 //   - every FlopRecord has a non-empty FLID; every SCHD FLTR has a non-empty
