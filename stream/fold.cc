@@ -60,14 +60,12 @@ FoldOptions FoldOptions::FromConfig(const Config& c, const AirportZone* zone) {
 
 Fold::Fold(StateStore* store, const MessageDecoder* decoder, const LogSource* log,
            FoldOptions options)
-    : store_(store),
-      decoder_(decoder),
-      log_(log),
-      options_(std::move(options)),
-      ignore_(options_.ignore_rules),
-      overlay_(store) {}
+    : store_(store), decoder_(decoder), log_(log), options_(std::move(options)), overlay_(store) {}
 
 Status Fold::Open() {
+  auto rules = sis::IgnoreRules::Parse(options_.ignore_rules);
+  if (!rules.ok()) return rules.status();
+  ignore_ = std::move(*rules);
   auto meta = store_->ReadMeta();
   if (!meta.ok()) return meta.status();
   applied_ = meta->applied_offset;
@@ -225,18 +223,19 @@ Result<Fold::MessageResult> Fold::DecideMessage(std::string_view raw, std::int64
     Logger("fold")->warn("{}", WithTrace(trace, "DEAD " + o.error_class + ": " + st.message()));
   };
 
-  auto meta = decoder_->DecodeMeta(raw);
+  std::unique_ptr<MessageDecoder::Pending> pending;
+  auto meta = decoder_->DecodeMeta(raw, &pending);
   if (!meta.ok()) {
     dead(meta.status());
     return m;
   }
-  if (auto rule = ignore_.Match(meta->type, meta->styp)) {
+  if (auto rule = ignore_->Match(meta->type, meta->styp)) {
     ++counters_.ignored;
     o.state = OutcomeState::kSkipped;
     o.last_error = "ignored:" + *rule;
     return m;
   }
-  auto msg = decoder_->Decode(raw);
+  auto msg = decoder_->DecodeBody(raw, std::move(pending));
   if (!msg.ok()) {
     dead(msg.status());
     return m;

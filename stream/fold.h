@@ -37,15 +37,16 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "base/config.h"
+#include "codecs/ignore_rules.h"
 #include "state/airport_zone.h"
 #include "state/state_store.h"
 #include "stream/decision.h"
 #include "stream/fold_input.h"
-#include "stream/ignore_rules.h"
 #include "stream/state_overlay.h"
 
 namespace msgx {
@@ -96,7 +97,8 @@ class Fold {
   Fold(const Fold&) = delete;
   Fold& operator=(const Fold&) = delete;
 
-  // Reads the applied offset, digest and generation from the store.
+  // Parses the ignore rules (kConfig when invalid) and reads the applied
+  // offset, digest and generation from the store.
   Status Open();
 
   // Folds `records` in order. Records at or below applied_offset() are
@@ -130,7 +132,7 @@ class Fold {
   const MessageDecoder* decoder_;
   const LogSource* log_;
   FoldOptions options_;
-  IgnoreRules ignore_;
+  std::optional<sis::IgnoreRules> ignore_;  // parsed by Open()
   StateOverlay overlay_;
   DecisionObserver observer_;
   FoldCounters counters_;

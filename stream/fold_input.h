@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -44,15 +45,24 @@ struct FoldInput {
   bool is_command() const { return command.has_value(); }
 };
 
-// Decodes SIS bytes (codecs/sis_decoder.h behind an interface, so the fold
-// can be tested with a fake). Errors carry the SPEC §2 classes.
+// Decodes SIS bytes in two steps (codecs/sis_decoder.h behind an interface,
+// so that the fold can be tested with a fake): META first, so that ignore
+// rules apply before the body is looked at, then the body from what the
+// first step kept (no second parse). Errors carry the SPEC §2 classes.
 class MessageDecoder {
  public:
+  // Whatever step 2 needs from step 1 (the parsed document).
+  class Pending {
+   public:
+    virtual ~Pending() = default;
+  };
   virtual ~MessageDecoder() = default;
-  // META only (for ignore rules, before the body is looked at).
-  virtual Result<sis::Meta> DecodeMeta(std::string_view raw) const = 0;
-  // The whole message.
-  virtual Result<sis::DecodedMessage> Decode(std::string_view raw) const = 0;
+  // META only. On success *pending holds what DecodeBody() needs.
+  virtual Result<sis::Meta> DecodeMeta(std::string_view raw,
+                                       std::unique_ptr<Pending>* pending) const = 0;
+  // The whole message. REQUIRES: `pending` came from DecodeMeta(raw).
+  virtual Result<sis::DecodedMessage> DecodeBody(std::string_view raw,
+                                                 std::unique_ptr<Pending> pending) const = 0;
 };
 
 // The log as the fold sees it besides the records it is handed.

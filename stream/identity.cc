@@ -1,5 +1,6 @@
 #include "stream/identity.h"
 
+#include "codecs/identity_key.h"
 #include "state/digest.h"
 
 namespace msgx {
@@ -18,14 +19,9 @@ EpochStep NextEpoch(const std::optional<SenderSeqn>& tracker, std::int64_t seqn)
 }
 
 std::string IdentityKey(const sis::Meta& meta, bool include_day_boundary, std::int32_t epoch) {
-  std::string key = meta.sndr + "|" + meta.type + "|" + meta.styp + "|" + meta.seqn;
-  if (include_day_boundary) key += "|" + meta.dttm.substr(0, 8);
+  std::string key = sis::IdentityKey(meta, include_day_boundary);
   if (epoch > 0) key += "#e" + std::to_string(epoch);
-  if (key.size() > kMaxIdentityKey) {
-    const std::string h = ToHex(Sha256(key)).substr(0, 16);
-    key = BoundUtf8(key, kMaxIdentityKey - 17) + "~" + h;
-  }
-  return key;
+  return sis::BoundKey(key, kMaxIdentityKey);
 }
 
 std::string BodyHash(std::string_view raw) {

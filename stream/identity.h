@@ -11,8 +11,8 @@
 //   - otherwise the message takes the current epoch and becomes the last.
 // A non-numeric SEQN has no epoch tracking.
 //
-// Keys longer than 200 bytes become 183 bytes of prefix + "~" + 16 hex
-// digits of SHA-256 of the whole key (SPEC §10).
+// The base key and the 200-byte bound (prefix + "#" + FNV-1a hash) are the
+// codec's (codecs/identity_key.h), so `msgx decode` and the fold agree.
 //
 // Thread-safety: pure functions.
 #pragma once

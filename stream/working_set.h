@@ -48,7 +48,8 @@ class WorkingSet {
   std::map<std::pair<std::string, std::string>, std::optional<ReferenceRecord>> refs_;
 };
 
-// Element → Value: a parsed time (kHhmm ⇒ integer minutes), else the text;
+// Element → Value: a parsed time (kHhmm ⇒ integer minutes); MAXP FHAG PHAG
+// MHAG as integers; else the text;
 // empty text ⇒ null.
 Value ElementValue(const sis::Element& e);
 // An entry (list element) as an ordered field map: attributes, then

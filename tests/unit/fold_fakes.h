@@ -118,7 +118,12 @@ class FakeDecoder final : public MessageDecoder {
  public:
   std::set<std::string> unsupported;
 
-  Result<sis::Meta> DecodeMeta(std::string_view raw) const override {
+  Result<sis::Meta> DecodeMeta(std::string_view raw,
+                               std::unique_ptr<Pending>* /*pending*/) const override {
+    return ParseMeta(raw);
+  }
+
+  static Result<sis::Meta> ParseMeta(std::string_view raw) {
     const std::string s(raw);
     if (s.rfind("<META>", 0) != 0) return Status::Malformed("no META");
     const std::size_t end = s.find("</META>");
@@ -139,8 +144,9 @@ class FakeDecoder final : public MessageDecoder {
     return m;
   }
 
-  Result<sis::DecodedMessage> Decode(std::string_view raw) const override {
-    auto meta = DecodeMeta(raw);
+  Result<sis::DecodedMessage> DecodeBody(std::string_view raw,
+                                         std::unique_ptr<Pending> /*pending*/) const override {
+    auto meta = ParseMeta(raw);
     if (!meta.ok()) return meta.status();
     const std::string s(raw);
     const std::string body = s.substr(s.find("</META>") + 7);
