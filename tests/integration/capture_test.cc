@@ -371,5 +371,42 @@ TEST_F(CaptureIntegrationTest, CommandIntakeAppendsInOrderAndNeverTwice) {
   EXPECT_EQ(log_->last_command_id(), 4);
 }
 
+TEST_F(CaptureIntegrationTest, CommandIntakeFailingBetweenAppendAndMarkAppendsOnce) {
+  const std::string own = "own_" + db_.substr(3, 40);
+  server_->CreateDatabase(own);
+  server_->Psql(own, kCommandDdl);
+  // The mark fails after the append (as a crash or an outage there would).
+  server_->Psql(own, R"sql(
+    CREATE FUNCTION refuse_mark() RETURNS trigger LANGUAGE plpgsql AS
+      $$ BEGIN RAISE EXCEPTION 'mark refused'; END $$;
+    CREATE TRIGGER refuse_mark BEFORE UPDATE ON msgx_command
+      FOR EACH ROW EXECUTE FUNCTION refuse_mark();
+    INSERT INTO msgx_command (kind, args, issued_by) VALUES
+      ('REPLAY', '{"mailbox_ids": [1]}', 'alice'),
+      ('REPLAY', '{"mailbox_ids": [2]}', 'alice');
+  )sql");
+  {
+    CommandIntake intake(server_->Url(own), log_.get());
+    auto out = intake.Poll();
+    ASSERT_FALSE(out.ok());
+    EXPECT_EQ(out.status().error_class(), ErrorClass::kInfra);
+    EXPECT_EQ(log_->next_offset(), 2u);
+  }
+  EXPECT_EQ(server_->Psql(own, "SELECT count(*) FROM msgx_command WHERE appended_offset IS NULL"),
+            "2\n");
+
+  // kill -9 and restart; the database accepts the mark again.
+  Crash();
+  server_->Psql(own, "DROP TRIGGER refuse_mark ON msgx_command");
+  CommandIntake intake(server_->Url(own), log_.get());
+  auto out = intake.Poll();
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->appended, 0);
+  EXPECT_EQ(out->recovered, 2);
+  EXPECT_EQ(log_->next_offset(), 2u);
+  EXPECT_EQ(server_->Psql(own, "SELECT id, appended_offset FROM msgx_command ORDER BY id"),
+            "1|0\n2|1\n");
+}
+
 }  // namespace
 }  // namespace msgx
