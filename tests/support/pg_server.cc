@@ -26,7 +26,7 @@ namespace fs = std::filesystem;
 constexpr const char* kPgBin = "/usr/lib/postgresql/15/bin";
 
 std::string PgTool(const std::string& name) {
-  const char* dir = std::getenv("MSGX_PG_BIN");
+  const char* dir = std::getenv("MSGX_TEST_PG_BIN");
   return std::string(dir != nullptr ? dir : kPgBin) + "/" + name;
 }
 
