@@ -46,7 +46,7 @@ Result<CommandArgs> ParseCommandArgs(const std::string& kind, const std::string&
     }
     return v;
   };
-  if (kind == "REPLAY") {
+  if (kind == "REPLAY_MSG" || kind == "REPLAY") {
     simdjson::dom::array ids;
     if (doc["mailbox_ids"].get_array().get(ids) != simdjson::SUCCESS) {
       return Status::Malformed("args.mailbox_ids must be an array");
@@ -99,11 +99,16 @@ Result<IntakeOutcome> CommandIntake::Poll() {
       conn_->set_client_encoding("UTF8");
     }
     pqxx::nontransaction tx(*conn_);
+    std::string kinds;
+    for (const char* k : kLogCommandKinds) {
+      kinds += kinds.empty() ? "" : ", ";
+      kinds += conn_->quote(k);
+    }
     pqxx::result r = tx.exec_params(
-        "SELECT id, kind, args::text, issued_by, "
-        "(EXTRACT(EPOCH FROM issued_at) * 1000000)::bigint FROM " +
-            conn_->quote_name(table_) +
-            " WHERE appended_offset IS NULL AND rejected_reason IS NULL ORDER BY id LIMIT $1",
+        "SELECT command_id, kind, args_json, requested_by, "
+        "(EXTRACT(EPOCH FROM created_at) * 1000000)::bigint FROM " +
+            conn_->quote_name(table_) + " WHERE state = 'PENDING' AND kind IN (" + kinds +
+            ") ORDER BY command_id LIMIT $1",
         batch_max_);
     for (const auto& row : r) {
       Row c;
@@ -165,15 +170,16 @@ Result<IntakeOutcome> CommandIntake::Poll() {
     const std::string table = conn_->quote_name(table_);
     if (!mark_ids.empty()) {
       tx.exec_params("UPDATE " + table +
-                         " AS c SET appended_offset = v.off, appended_at = now() "
+                         " AS c SET state = 'APPENDED', log_offset = v.off, appended_at = now() "
                          "FROM unnest($1::bigint[], $2::bigint[]) AS v(id, off) "
-                         "WHERE c.id = v.id AND c.appended_offset IS NULL",
+                         "WHERE c.command_id = v.id AND c.state = 'PENDING'",
                      ArrayLiteral(mark_ids), ArrayLiteral(mark_offsets));
     }
     for (std::size_t i = 0; i < reject_ids.size(); ++i) {
-      tx.exec_params(
-          "UPDATE " + table + " SET rejected_reason = $2 WHERE id = $1 AND appended_offset IS NULL",
-          reject_ids[i], reject_reasons[i]);
+      tx.exec_params("UPDATE " + table +
+                         " SET state = 'REJECTED', error = $2 "
+                         "WHERE command_id = $1 AND state = 'PENDING'",
+                     reject_ids[i], reject_reasons[i]);
     }
     tx.commit();
   } catch (const std::exception& e) {
