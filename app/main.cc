@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   // One line per command; each lives in app/cmd_<name>.cc.
   msgx::app::RegisterConfig(root, global, &exit_code);
+  msgx::app::RegisterMigrate(root, global, &exit_code);
   msgx::app::RegisterDecode(root, global, &exit_code);
 
   try {

@@ -1,0 +1,47 @@
+#include "base/stopper.h"
+
+#include <pthread.h>
+
+#include <csignal>
+#include <thread>
+
+namespace msgx {
+
+void Stopper::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopped_.store(true, std::memory_order_release);
+  }
+  cv_.notify_all();
+}
+
+void Stopper::Notify() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    notified_ = true;
+  }
+  cv_.notify_all();
+}
+
+bool Stopper::WaitFor(std::chrono::milliseconds d) {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait_for(lock, d, [this] { return notified_ || stopped(); });
+  notified_ = false;
+  return !stopped();
+}
+
+void StopOnTerminationSignals(Stopper* stopper) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  std::thread([set, stopper] {
+    int sig = 0;
+    sigwait(&set, &sig);
+    stopper->Stop();
+  }).detach();
+}
+
+}  // namespace msgx

@@ -1,0 +1,44 @@
+// Stopper: the stop flag every long-running loop of `msgx run` watches, and
+// the one place loops wait, so that SIGTERM ends every wait at once.
+//
+// Waiting uses the system's steady clock through a condition variable;
+// code under test does not wait at all (it calls one step at a time), so the
+// "no sleeping in unit tests" rule holds.
+//
+// Thread-safety: all methods are safe from any thread.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+
+namespace msgx {
+
+class Stopper {
+ public:
+  // Asks every loop to stop after its current step, and wakes every waiter.
+  void Stop();
+  bool stopped() const { return stopped_.load(std::memory_order_acquire); }
+
+  // Wakes waiters without stopping (e.g. "new records in the log").
+  void Notify();
+
+  // Waits until `d` has passed, Notify() or Stop() is called. Returns false
+  // once stopped. A Notify() that came since the last wait returns at once.
+  bool WaitFor(std::chrono::milliseconds d);
+
+ private:
+  std::atomic<bool> stopped_{false};
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool notified_ = false;  // guarded by mu_
+};
+
+// Blocks SIGTERM, SIGINT and SIGHUP in the calling thread (so in every thread
+// it starts afterwards) and starts a thread that waits for them and calls
+// stopper->Stop(). Call once, from main, before starting other threads.
+// REQUIRES: *stopper outlives the process's use of it.
+void StopOnTerminationSignals(Stopper* stopper);
+
+}  // namespace msgx

@@ -1,0 +1,97 @@
+// RedisMirror: flight state mirrored to Redis for readers, batch by batch
+// (SPEC §1, §6 I2; ARCHITECTURE.md, Commit protocol step 3).
+//
+// Keys:
+//   flightInfo            hash FLID → flight JSON (what readers use)
+//   msgx:mirror           hash {log_uuid, offset, generation}: the last log
+//                         offset whose effects flightInfo holds, the log it
+//                         came from, and the snapshot generation
+//   msgx:mirror:rebuild   a temporary hash while a rebuild is in progress
+//
+// Guarantees:
+//   - Apply() is one Lua call: it changes flightInfo and moves the offset
+//     from a-1 to b atomically, or changes nothing. Readers never see half a
+//     batch, and the dispatcher's I2 gate never sees an offset the hash does
+//     not hold.
+//   - A rebuild fills the temporary hash in chunks, then one Lua call
+//     renames it over flightInfo and sets offset, generation and log UUID.
+//     Readers see the old hash until that moment, then the whole new one.
+//
+// What the caller does with each ApplyOutcome (the mirror worker):
+//   kApplied          go on;
+//   kAlreadyApplied   offset >= b: a redo after a crash, or Redis ahead on
+//                     the same log while state is rebuilt: skip (this is the
+//                     "pause until state catches up");
+//   kBehind, kUninitialized, kForeignLog, kOverlap
+//                     rebuild from state.
+//
+// Thread-safety: not thread-safe (it owns one RedisClient).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "state/redis_client.h"
+
+namespace msgx {
+
+struct MirrorChange {
+  std::string flid;
+  std::optional<std::string> json;  // nullopt: the flight was deleted
+};
+
+// The flight changes of fold batch [first, last], net per FLID.
+struct MirrorBatch {
+  std::int64_t first = 0;
+  std::int64_t last = 0;
+  std::int64_t generation = 0;  // snapshot generation at `last`
+  std::vector<MirrorChange> changes;
+};
+
+struct MirrorPosition {
+  bool initialized = false;  // msgx:mirror exists
+  std::string log_uuid;
+  std::int64_t offset = -1;
+  std::int64_t generation = 0;
+};
+
+enum class ApplyOutcome {
+  kApplied,
+  kAlreadyApplied,
+  kBehind,
+  kOverlap,
+  kUninitialized,
+  kForeignLog,
+};
+
+std::string_view ApplyOutcomeName(ApplyOutcome o);
+
+class RedisMirror {
+ public:
+  static constexpr const char* kHashKey = "flightInfo";
+  static constexpr const char* kMetaKey = "msgx:mirror";
+  static constexpr const char* kRebuildKey = "msgx:mirror:rebuild";
+
+  // REQUIRES: `client` outlives the mirror.
+  RedisMirror(RedisClient* client, std::string log_uuid);
+
+  Result<MirrorPosition> Position();
+
+  // Applies `batch` iff the mirror is on this log at offset batch.first-1.
+  Result<ApplyOutcome> Apply(const MirrorBatch& batch);
+
+  // Rebuild, in three steps; a crash in between leaves flightInfo as it was.
+  Status BeginRebuild();
+  // REQUIRES: BeginRebuild() was called; every json is present.
+  Status AddRebuildChunk(const std::vector<MirrorChange>& flights);
+  Status CommitRebuild(std::int64_t offset, std::int64_t generation);
+
+ private:
+  RedisClient* client_;
+  std::string log_uuid_;
+};
+
+}  // namespace msgx
