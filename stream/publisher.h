@@ -1,0 +1,54 @@
+// Publisher: the seam between the dispatcher and Kafka (SPEC §6, issue 6).
+//
+// A batch is published as ONE unit: either every message of it becomes
+// visible, in order, or none does. The Kafka implementation does this with
+// one Kafka transaction per batch (docs/dispatch.md says why), so the
+// guarantee holds for `isolation.level=read_committed` consumers; a
+// read_uncommitted consumer may also see the messages of an aborted attempt,
+// each with the same msgx-event-id as its later good copy.
+//
+// Thread-safety: implementations are not thread-safe; one dispatcher owns a
+// publisher.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/status.h"
+
+namespace msgx {
+
+struct OutgoingMessage {
+  std::string topic;
+  std::string key;
+  std::string value;
+  std::vector<std::pair<std::string, std::string>> headers;  // in order
+};
+
+struct PublishResult {
+  // Every message was published and is visible.
+  bool committed = false;
+  // When not committed and no message is to blame: an outage (broker down,
+  // timeouts, coordinator moving, not enough replicas). kInfra; nothing may
+  // be charged to any message.
+  Status outage;
+  // When not committed because of one message: its index in the batch and
+  // the error (message too large, invalid record, authorisation). Nothing of
+  // the batch is visible; the dispatcher decides whom to charge.
+  std::optional<std::size_t> permanent_index;
+  std::string permanent_error;
+};
+
+class Publisher {
+ public:
+  virtual ~Publisher() = default;
+  // Publishes `batch` as one unit; see PublishResult. Blocks until the
+  // outcome is known (bounded by the implementation's timeouts).
+  virtual PublishResult Publish(std::span<const OutgoingMessage> batch) = 0;
+};
+
+}  // namespace msgx
