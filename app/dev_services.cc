@@ -169,6 +169,19 @@ Status DevServices::UpPostgres(std::ostream& out) {
     }
   }
 
+  if (run_as) {
+    // Every parent of dev.dir must let `postgres` through (o+x).
+    SpawnOptions probe;
+    probe.argv = {"test", "-x", o_.dir};
+    probe.run_as = run_as;
+    probe.working_dir = "/";
+    Result<CommandOutput> r = RunCommand(probe);
+    if (!r.ok() || !r->status.ok()) {
+      return Status::Config("the postgres user cannot reach dev.dir " + o_.dir +
+                            "; choose another (MSGX_DEV_DIR), e.g. under /var/tmp");
+    }
+  }
+
   std::error_code ec;
   if (!fs::exists(data + "/PG_VERSION")) {
     fs::create_directories(data, ec);
