@@ -349,8 +349,8 @@ Status DevServices::UpKafka(std::ostream& out) {
 
 Status DevServices::Down(std::ostream& out, bool purge) {
   Status first;
-  for (Status s : {DownByPidFile("kafka", "dev kafka", out),
-                   DownByPidFile("redis", "redis-server", out), DownPostgres(out)}) {
+  for (const Status& s : {DownByPidFile("kafka", "dev kafka", out),
+                          DownByPidFile("redis", "redis-server", out), DownPostgres(out)}) {
     if (!s.ok() && first.ok()) first = s;
   }
   std::error_code ec;
