@@ -1,0 +1,136 @@
+#include "codecs/time_zone.h"
+
+#include <algorithm>
+#include <fstream>
+#include <iterator>
+
+namespace msgx {
+namespace {
+
+std::uint32_t Be32(const unsigned char* p) {
+  return (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) |
+         std::uint32_t{p[3]};
+}
+
+std::uint64_t Be64(const unsigned char* p) {
+  return (std::uint64_t{Be32(p)} << 32) | std::uint64_t{Be32(p + 4)};
+}
+
+struct Header {
+  char version = 0;
+  std::uint32_t isutcnt = 0, isstdcnt = 0, leapcnt = 0, timecnt = 0, typecnt = 0, charcnt = 0;
+};
+
+bool ReadHeader(std::string_view b, std::size_t at, Header* h) {
+  if (b.size() < at + 44 || b.substr(at, 4) != "TZif") return false;
+  const auto* p = reinterpret_cast<const unsigned char*>(b.data() + at);
+  h->version = b[at + 4];
+  h->isutcnt = Be32(p + 20);
+  h->isstdcnt = Be32(p + 24);
+  h->leapcnt = Be32(p + 28);
+  h->timecnt = Be32(p + 32);
+  h->typecnt = Be32(p + 36);
+  h->charcnt = Be32(p + 40);
+  return h->typecnt > 0 && h->typecnt < 256 && h->timecnt < 100000 && h->charcnt < 100000 &&
+         h->leapcnt < 100000 && h->isutcnt <= h->typecnt && h->isstdcnt <= h->typecnt;
+}
+
+std::size_t DataSize(const Header& h, std::size_t time_size) {
+  return h.timecnt * time_size + h.timecnt + h.typecnt * 6 + h.charcnt +
+         h.leapcnt * (time_size + 4) + h.isstdcnt + h.isutcnt;
+}
+
+}  // namespace
+
+std::int64_t DaysFromCivil(std::int64_t y, unsigned m, unsigned d) {
+  y -= m <= 2;
+  const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const auto yoe = static_cast<unsigned>(y - era * 400);
+  const unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + static_cast<std::int64_t>(doe) - 719468;
+}
+
+Result<TimeZone> TimeZone::Load(std::string_view name, const std::string& zoneinfo_dir) {
+  if (name.empty() || name.front() == '/' || name.find("..") != std::string_view::npos) {
+    return Status::Config("airport.timezone: \"" + std::string(name) + "\" is not a zone name");
+  }
+  std::string path = zoneinfo_dir + "/" + std::string(name);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return Status::Config("airport.timezone: \"" + std::string(name) + "\": cannot read " + path);
+  }
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return FromTzif(name, bytes);
+}
+
+Result<TimeZone> TimeZone::FromTzif(std::string_view name, std::string_view b) {
+  auto bad = [&](const char* why) {
+    return Status::Config("airport.timezone: \"" + std::string(name) + "\": bad TZif file (" + why +
+                          ")");
+  };
+  Header h;
+  if (!ReadHeader(b, 0, &h)) return bad("header");
+  std::size_t at = 44;
+  std::size_t time_size = 4;
+  if (h.version >= '2') {
+    // Skip the v1 block; use the 64-bit v2+ block.
+    at += DataSize(h, 4);
+    if (!ReadHeader(b, at, &h)) return bad("v2 header");
+    at += 44;
+    time_size = 8;
+  }
+  if (b.size() < at + DataSize(h, time_size)) return bad("truncated");
+  const auto* p = reinterpret_cast<const unsigned char*>(b.data() + at);
+  const unsigned char* idx = p + h.timecnt * time_size;
+  const unsigned char* types = idx + h.timecnt;
+
+  TimeZone tz;
+  tz.name_ = std::string(name);
+  std::vector<std::int32_t> type_offsets(h.typecnt);
+  for (std::uint32_t i = 0; i < h.typecnt; ++i) {
+    type_offsets[i] = static_cast<std::int32_t>(Be32(types + i * 6));
+  }
+  tz.initial_offset_ = type_offsets[0];
+  tz.transitions_.reserve(h.timecnt);
+  tz.offsets_.reserve(h.timecnt);
+  for (std::uint32_t i = 0; i < h.timecnt; ++i) {
+    std::int64_t t = time_size == 8 ? static_cast<std::int64_t>(Be64(p + i * 8))
+                                    : static_cast<std::int32_t>(Be32(p + i * 4));
+    if (idx[i] >= h.typecnt) return bad("type index");
+    if (!tz.transitions_.empty() && t <= tz.transitions_.back()) return bad("unordered");
+    tz.transitions_.push_back(t);
+    tz.offsets_.push_back(type_offsets[idx[i]]);
+  }
+  return tz;
+}
+
+TimeZone TimeZone::Fixed(std::string name, std::int32_t offset_seconds) {
+  TimeZone tz;
+  tz.name_ = std::move(name);
+  tz.initial_offset_ = offset_seconds;
+  return tz;
+}
+
+std::int32_t TimeZone::OffsetAt(std::int64_t utc_seconds) const {
+  auto it = std::upper_bound(transitions_.begin(), transitions_.end(), utc_seconds);
+  if (it == transitions_.begin()) return initial_offset_;
+  return offsets_[static_cast<std::size_t>(it - transitions_.begin() - 1)];
+}
+
+std::int64_t TimeZone::LocalToUtc(std::int64_t local_seconds) const {
+  // Transitions are far more than a day apart, so the offsets in effect a
+  // day either side are the only candidates.
+  const std::int32_t before = OffsetAt(local_seconds - 86400);
+  const std::int32_t after = OffsetAt(local_seconds + 86400);
+  const std::int64_t t1 = local_seconds - before;
+  const std::int64_t t2 = local_seconds - after;
+  const bool ok1 = OffsetAt(t1) == before;
+  const bool ok2 = OffsetAt(t2) == after;
+  if (ok1 && ok2) return std::min(t1, t2);
+  if (ok1) return t1;
+  if (ok2) return t2;
+  return t1;  // in a gap: the pre-transition offset moves it forward
+}
+
+}  // namespace msgx

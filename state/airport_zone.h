@@ -1,0 +1,47 @@
+// AirportZone: the airport's UTC offset at an instant, and the two airport
+// time computations the fold needs ("the day" of a record, ISO-8601 text).
+//
+// The fold's "now" is a log record's append time in airport time (SPEC §4);
+// this interface is how pure code turns an instant into airport time without
+// reading a time-zone database. The codec's TimeZone (codecs/time_zone.h)
+// is adapted to it at start-up; tests use FixedZone.
+//
+// Thread-safety: implementations are immutable; share freely.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "base/clock.h"
+
+namespace msgx {
+
+class AirportZone {
+ public:
+  virtual ~AirportZone() = default;
+  // Seconds east of UTC in effect at `utc_seconds`. Must be pure.
+  virtual std::int32_t OffsetSecondsAt(std::int64_t utc_seconds) const = 0;
+};
+
+// A zone with one fixed offset (Asia/Shanghai has had +08:00 since 1991).
+class FixedZone final : public AirportZone {
+ public:
+  explicit FixedZone(std::int32_t offset_seconds) : offset_(offset_seconds) {}
+  std::int32_t OffsetSecondsAt(std::int64_t) const override { return offset_; }
+
+ private:
+  std::int32_t offset_;
+};
+
+// "2003-12-15T18:05:00+08:00" (sub-second digits only when non-zero, as
+// ".ffffff"). Deterministic for a given zone.
+std::string FormatAirportIso8601(MicrosSinceEpoch utc_micros, const AirportZone& zone);
+
+// The instant at which the airport-local calendar day containing
+// `utc_micros` starts.
+MicrosSinceEpoch StartOfAirportDay(MicrosSinceEpoch utc_micros, const AirportZone& zone);
+
+// The airport-local date of `utc_micros` as "yyyyMMdd".
+std::string AirportDate(MicrosSinceEpoch utc_micros, const AirportZone& zone);
+
+}  // namespace msgx

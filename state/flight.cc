@@ -1,0 +1,140 @@
+#include "state/flight.h"
+
+#include <cstdio>
+
+namespace msgx {
+
+const Value& Record::Get(std::string_view name) const {
+  static const Value kNullValue;
+  auto it = fields.find(name);
+  return it == fields.end() ? kNullValue : it->second;
+}
+
+std::optional<MicrosSinceEpoch> Flight::Sodt() const {
+  const Value& v = data.Get("SODT");
+  if (v.kind != Value::Kind::kTime) return std::nullopt;
+  return v.number;
+}
+
+void AppendJsonString(std::string_view s, std::string* out) {
+  out->push_back('"');
+  for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out->push_back('\\');
+      out->push_back(c);
+    } else if (u < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", u);
+      out->append(buf);
+    } else {
+      out->push_back(c);
+    }
+  }
+  out->push_back('"');
+}
+
+void AppendValueJson(const Value& v, const AirportZone& zone, std::string* out) {
+  switch (v.kind) {
+    case Value::Kind::kNull:
+      out->append("null");
+      return;
+    case Value::Kind::kText:
+      AppendJsonString(v.text, out);
+      return;
+    case Value::Kind::kInt:
+      out->append(std::to_string(v.number));
+      return;
+    case Value::Kind::kTime:
+      AppendJsonString(FormatAirportIso8601(v.number, zone), out);
+      return;
+  }
+}
+
+void AppendFieldsJson(const Fields& f, const AirportZone& zone, std::string* out) {
+  out->push_back('{');
+  bool first = true;
+  for (const auto& [name, value] : f) {
+    if (!first) out->push_back(',');
+    first = false;
+    AppendJsonString(name, out);
+    out->push_back(':');
+    AppendValueJson(value, zone, out);
+  }
+  out->push_back('}');
+}
+
+void AppendRecordJson(const Record& rec, const AirportZone& zone, std::string* out,
+                      std::string_view extra_key, std::string_view extra_value) {
+  out->push_back('{');
+  bool first = true;
+  bool extra_done = extra_key.empty();
+  auto comma = [&] {
+    if (!first) out->push_back(',');
+    first = false;
+  };
+  auto emit_extra_before = [&](std::string_view name) {
+    if (!extra_done && extra_key < name) {
+      comma();
+      AppendJsonString(extra_key, out);
+      out->push_back(':');
+      AppendJsonString(extra_value, out);
+      extra_done = true;
+    }
+  };
+  // Merge the two sorted maps.
+  auto f = rec.fields.begin();
+  auto l = rec.lists.begin();
+  while (f != rec.fields.end() || l != rec.lists.end()) {
+    const bool take_field = l == rec.lists.end() || (f != rec.fields.end() && f->first <= l->first);
+    if (take_field) {
+      emit_extra_before(f->first);
+      comma();
+      AppendJsonString(f->first, out);
+      out->push_back(':');
+      AppendValueJson(f->second, zone, out);
+      ++f;
+    } else {
+      emit_extra_before(l->first);
+      comma();
+      AppendJsonString(l->first, out);
+      out->append(":[");
+      bool first_entry = true;
+      for (const Fields& e : l->second) {
+        if (!first_entry) out->push_back(',');
+        first_entry = false;
+        AppendFieldsJson(e, zone, out);
+      }
+      out->push_back(']');
+      ++l;
+    }
+  }
+  if (!extra_done) {
+    comma();
+    AppendJsonString(extra_key, out);
+    out->push_back(':');
+    AppendJsonString(extra_value, out);
+  }
+  out->push_back('}');
+}
+
+std::string FlightJson(const Flight& flight, const AirportZone& zone) {
+  std::string out;
+  AppendRecordJson(flight.data, zone, &out, "FLID", flight.flid);
+  return out;
+}
+
+std::string ReferenceJson(const ReferenceRecord& rec, const AirportZone& zone) {
+  std::string out = "{\"fields\":";
+  AppendRecordJson(rec.data, zone, &out);
+  out.append(",\"key\":");
+  AppendJsonString(rec.key, &out);
+  out.append(",\"source\":");
+  AppendJsonString(rec.source, &out);
+  out.append(",\"type\":");
+  AppendJsonString(rec.type, &out);
+  out.push_back('}');
+  return out;
+}
+
+}  // namespace msgx

@@ -1,0 +1,98 @@
+// The pure model of fold state: flights (keyed by FLID) and reference-data
+// records (keyed by type and key), SPEC §5.
+//
+// A Record is a set of named fields plus named child lists:
+//   - field names are the XML element names (ALCD, FLNO, SODT, ...);
+//   - a Value is null ("clear"), text, an integer or a time (UTC micros,
+//     rendered in airport time);
+//   - a child list (GTDT, PSDT, DELY, ...) is an ordered vector of entries,
+//     each an ordered field map. The order is decided by the handler from
+//     the message alone (docs/fold.md), so it is deterministic.
+// std::map everywhere: iteration order is the key order, so serialisation
+// and comparison never depend on hashing or pointers.
+//
+// Canonical JSON (used by Redis and Kafka payloads and by the decision
+// digest): one object, keys sorted byte-wise, fields and lists merged (a
+// list named like a field is emitted after it under the same key is
+// impossible by construction: handlers never use one name for both), times
+// as ISO-8601 with the airport offset, no insignificant whitespace, strings
+// escaped per RFC 8259 with only '"', '\\' and control characters escaped.
+//
+// Thread-safety: plain values.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/clock.h"
+#include "state/airport_zone.h"
+
+namespace msgx {
+
+struct Value {
+  enum class Kind : std::uint8_t { kNull = 0, kText = 1, kInt = 2, kTime = 3 };
+  Kind kind = Kind::kNull;
+  std::string text;         // kText
+  std::int64_t number = 0;  // kInt: the integer; kTime: UTC micros
+
+  static Value Null() { return {}; }
+  static Value Text(std::string s) { return {Kind::kText, std::move(s), 0}; }
+  static Value Int(std::int64_t n) { return {Kind::kInt, {}, n}; }
+  static Value Time(MicrosSinceEpoch us) { return {Kind::kTime, {}, us}; }
+
+  bool is_null() const { return kind == Kind::kNull; }
+  bool operator==(const Value&) const = default;
+};
+
+using Fields = std::map<std::string, Value, std::less<>>;
+using Entries = std::vector<Fields>;
+
+struct Record {
+  Fields fields;
+  std::map<std::string, Entries, std::less<>> lists;
+
+  // The field's value, or null when absent.
+  const Value& Get(std::string_view name) const;
+  bool operator==(const Record&) const = default;
+};
+
+struct Flight {
+  std::string flid;
+  Record data;
+  // Log offset of the record that last changed this flight (its "version").
+  std::int64_t version = -1;
+
+  // SODT as UTC micros when the flight has a time SODT.
+  std::optional<MicrosSinceEpoch> Sodt() const;
+  bool operator==(const Flight&) const = default;
+};
+
+// The source recorded for every record the fold creates from SIS messages.
+inline constexpr std::string_view kAodbSource = "AODB";
+
+struct ReferenceRecord {
+  std::string type;  // ABDG, ..., or SCHS for a stored season
+  std::string key;
+  std::string source{kAodbSource};
+  Record data;
+  std::int64_t version = -1;
+  bool operator==(const ReferenceRecord&) const = default;
+};
+
+// Canonical JSON renderings (see the file comment).
+void AppendJsonString(std::string_view s, std::string* out);
+void AppendValueJson(const Value& v, const AirportZone& zone, std::string* out);
+void AppendFieldsJson(const Fields& f, const AirportZone& zone, std::string* out);
+// {"FLID":..., fields and lists merged, sorted}.
+std::string FlightJson(const Flight& flight, const AirportZone& zone);
+// {"fields":{...},"key":...,"source":...,"type":...}
+std::string ReferenceJson(const ReferenceRecord& rec, const AirportZone& zone);
+// Fields and lists of a record merged into one sorted object.
+void AppendRecordJson(const Record& rec, const AirportZone& zone, std::string* out,
+                      std::string_view extra_key = {}, std::string_view extra_value = {});
+
+}  // namespace msgx

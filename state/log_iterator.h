@@ -1,0 +1,69 @@
+// LogIterator: reads log records in offset order over [from, to).
+//
+// The iterator sees a consistent point-in-time view of the log (RocksDB's
+// implicit iterator snapshot): records appended after it was created are not
+// seen. Records are verified as they are read; a record that does not verify
+// ends the iteration with a kInternal status().
+//
+// Thread-safety: one thread per iterator. The store it came from must
+// outlive it.
+#pragma once
+
+#include <rocksdb/db.h>
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "schemas/log_record_generated.h"
+
+namespace msgx {
+
+// One stored record: its offset and its bytes (a LogRecord flatbuffer).
+struct LogEntry {
+  std::uint64_t offset = 0;
+  std::string bytes;
+  // A verified view into `bytes`; valid while this entry lives unchanged.
+  const fb::LogRecord* record() const;
+};
+
+class LogIterator {
+ public:
+  // REQUIRES: db outlives the iterator.
+  LogIterator(rocksdb::DB* db, std::uint64_t from,
+              std::uint64_t to = std::numeric_limits<std::uint64_t>::max());
+  LogIterator(const LogIterator&) = delete;
+  LogIterator& operator=(const LogIterator&) = delete;
+
+  bool Valid() const { return valid_; }
+  // REQUIRES: Valid().
+  void Next();
+  std::uint64_t offset() const { return offset_; }
+  // The record's bytes; valid until the next Next().
+  std::string_view bytes() const;
+  // REQUIRES: Valid(). A verified view into bytes().
+  const fb::LogRecord* record() const { return record_; }
+  // OK, or why iteration stopped early.
+  const Status& status() const { return status_; }
+
+ private:
+  void Load();
+
+  std::string lower_;
+  std::string upper_;
+  rocksdb::Slice upper_slice_;
+  std::unique_ptr<rocksdb::Iterator> it_;
+  bool valid_ = false;
+  std::uint64_t offset_ = 0;
+  const fb::LogRecord* record_ = nullptr;
+  Status status_;
+};
+
+// Appends up to `max` entries with offset >= from to *out.
+Status ReadLog(rocksdb::DB* db, std::uint64_t from, std::size_t max, std::vector<LogEntry>* out);
+
+}  // namespace msgx

@@ -1,0 +1,65 @@
+#include "state/log_reader.h"
+
+#include <filesystem>
+#include <system_error>
+
+#include "state/log_layout.h"
+#include "state/log_store.h"
+
+namespace msgx {
+
+Result<std::unique_ptr<LogReader>> LogReader::OpenSecondary(const std::string& log_dir,
+                                                            const std::string& secondary_dir) {
+  std::error_code ec;
+  if (!std::filesystem::exists(std::filesystem::path(log_dir) / "CURRENT", ec)) {
+    return Status::NotFound("no log at " + log_dir);
+  }
+  std::filesystem::create_directories(secondary_dir, ec);
+  if (ec) return Status::Infra("create " + secondary_dir + ": " + ec.message());
+  rocksdb::Options o = LogStoreOptions();
+  o.create_if_missing = false;
+  rocksdb::DB* raw = nullptr;
+  rocksdb::Status s = rocksdb::DB::OpenAsSecondary(o, log_dir, secondary_dir, &raw);
+  if (!s.ok()) return log_layout::FromRocks(s, "open log " + log_dir + " as secondary");
+  std::unique_ptr<LogReader> reader(new LogReader(std::unique_ptr<rocksdb::DB>(raw)));
+  Status r = reader->Reload();
+  if (!r.ok()) return r;
+  return reader;
+}
+
+LogReader::LogReader(std::unique_ptr<rocksdb::DB> db) : db_(std::move(db)) {}
+
+LogReader::~LogReader() {
+  if (db_) db_->Close().PermitUncheckedError();
+}
+
+Status LogReader::CatchUp() {
+  Status s = log_layout::FromRocks(db_->TryCatchUpWithPrimary(), "catch up with the log");
+  if (!s.ok()) return s;
+  return Reload();
+}
+
+Status LogReader::Reload() {
+  auto meta = log_layout::LoadLogMeta(db_.get());
+  if (!meta.ok()) return meta.status();
+  log_uuid_ = meta->log_uuid;
+  next_offset_ = meta->next_offset;
+  capture_ = std::move(meta->capture);
+  last_command_id_ = meta->last_command_id;
+  return Status::Ok();
+}
+
+std::optional<std::uint64_t> LogReader::last_offset() const {
+  if (next_offset_ == 0) return std::nullopt;
+  return next_offset_ - 1;
+}
+
+std::unique_ptr<LogIterator> LogReader::NewIterator(std::uint64_t from, std::uint64_t to) const {
+  return std::make_unique<LogIterator>(db_.get(), from, to);
+}
+
+Status LogReader::Read(std::uint64_t from, std::size_t max, std::vector<LogEntry>* out) const {
+  return ReadLog(db_.get(), from, max, out);
+}
+
+}  // namespace msgx

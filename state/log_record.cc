@@ -1,0 +1,131 @@
+#include "state/log_record.h"
+
+#include <flatbuffers/flatbuffers.h>
+
+#include <type_traits>
+
+namespace msgx {
+namespace {
+
+flatbuffers::Offset<fb::Command> BuildCommand(flatbuffers::FlatBufferBuilder& b,
+                                              const CommandData& c) {
+  fb::CommandBody type = fb::CommandBody::NONE;
+  flatbuffers::Offset<void> body;
+  std::visit(
+      [&](const auto& args) {
+        using T = std::decay_t<decltype(args)>;
+        if constexpr (std::is_same_v<T, ReplayArgs>) {
+          type = fb::CommandBody::Replay;
+          body = fb::CreateReplay(b, b.CreateVector(args.mailbox_ids)).Union();
+        } else if constexpr (std::is_same_v<T, QuarantineArgs>) {
+          type = fb::CommandBody::Quarantine;
+          body = fb::CreateQuarantine(b, args.offset, b.CreateString(args.reason)).Union();
+        } else if constexpr (std::is_same_v<T, HistorySweepArgs>) {
+          type = fb::CommandBody::HistorySweep;
+          body = fb::CreateHistorySweep(b, args.cutoff).Union();
+        } else {
+          type = fb::CommandBody::IdentityExpiry;
+          body = fb::CreateIdentityExpiry(b, args.before).Union();
+        }
+      },
+      c.args);
+  return fb::CreateCommand(b, type, body, b.CreateString(c.issued_by), c.command_id, c.issued_at);
+}
+
+}  // namespace
+
+LogRecordData LogRecordData::Message(std::int64_t mailbox_id, std::string raw,
+                                     std::optional<MicrosSinceEpoch> received_at, bool late) {
+  LogRecordData d;
+  d.kind = fb::RecordKind::MAILBOX_MESSAGE;
+  d.mailbox_id = mailbox_id;
+  d.raw = std::move(raw);
+  d.received_at = received_at;
+  d.late = late;
+  return d;
+}
+
+LogRecordData LogRecordData::Command(CommandData command) {
+  LogRecordData d;
+  d.kind = fb::RecordKind::COMMAND;
+  d.command = std::move(command);
+  return d;
+}
+
+std::string EncodeLogRecord(const LogRecordData& data, MicrosSinceEpoch append_micros) {
+  flatbuffers::FlatBufferBuilder b(256 + data.raw.size());
+  flatbuffers::Offset<flatbuffers::Vector<std::uint8_t>> raw;
+  if (data.kind == fb::RecordKind::MAILBOX_MESSAGE) {
+    raw = b.CreateVector(reinterpret_cast<const std::uint8_t*>(data.raw.data()), data.raw.size());
+  }
+  flatbuffers::Offset<fb::Command> command;
+  if (data.command) command = BuildCommand(b, *data.command);
+  fb::LogRecordBuilder rb(b);
+  rb.add_kind(data.kind);
+  rb.add_mailbox_id(data.mailbox_id);
+  rb.add_append_micros(append_micros);
+  if (!raw.IsNull()) rb.add_raw(raw);
+  if (data.received_at) {
+    rb.add_received_at_micros(*data.received_at);
+    rb.add_has_received_at(true);
+  }
+  if (data.late) rb.add_late(true);
+  if (!command.IsNull()) rb.add_command(command);
+  fb::FinishLogRecordBuffer(b, rb.Finish());
+  return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
+}
+
+Result<const fb::LogRecord*> DecodeLogRecord(std::string_view bytes) {
+  flatbuffers::Verifier v(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
+  if (!fb::VerifyLogRecordBuffer(v)) {
+    return Status::Internal("log record does not verify (" + std::to_string(bytes.size()) +
+                            " bytes)");
+  }
+  return fb::GetLogRecord(bytes.data());
+}
+
+Result<LogRecordData> ToLogRecordData(std::string_view bytes, MicrosSinceEpoch* append_micros) {
+  auto r = DecodeLogRecord(bytes);
+  if (!r.ok()) return r.status();
+  const fb::LogRecord* rec = *r;
+  LogRecordData d;
+  d.kind = rec->kind();
+  d.mailbox_id = rec->mailbox_id();
+  if (rec->raw())
+    d.raw.assign(reinterpret_cast<const char*>(rec->raw()->data()), rec->raw()->size());
+  if (rec->has_received_at()) d.received_at = rec->received_at_micros();
+  d.late = rec->late();
+  if (const fb::Command* c = rec->command()) {
+    CommandData cd;
+    cd.issued_by = c->issued_by() ? c->issued_by()->str() : "";
+    cd.command_id = c->command_id();
+    cd.issued_at = c->issued_at_micros();
+    switch (c->body_type()) {
+      case fb::CommandBody::Replay: {
+        ReplayArgs a;
+        if (auto* ids = c->body_as_Replay()->mailbox_ids())
+          a.mailbox_ids.assign(ids->begin(), ids->end());
+        cd.args = std::move(a);
+        break;
+      }
+      case fb::CommandBody::Quarantine: {
+        const fb::Quarantine* q = c->body_as_Quarantine();
+        cd.args = QuarantineArgs{q->offset(), q->reason() ? q->reason()->str() : ""};
+        break;
+      }
+      case fb::CommandBody::HistorySweep:
+        cd.args = HistorySweepArgs{c->body_as_HistorySweep()->cutoff_micros()};
+        break;
+      case fb::CommandBody::IdentityExpiry:
+        cd.args = IdentityExpiryArgs{c->body_as_IdentityExpiry()->before_micros()};
+        break;
+      default:
+        return Status::Internal("log record has an unknown command body");
+    }
+    d.command = std::move(cd);
+  }
+  if (append_micros) *append_micros = rec->append_micros();
+  return d;
+}
+
+}  // namespace msgx

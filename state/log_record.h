@@ -1,0 +1,78 @@
+// LogRecordData: the plain C++ form of one log record, and its encoding to
+// and from the flatbuffer of schemas/log_record.fbs.
+//
+// Writers (capture, command intake, jobs) build a LogRecordData; the log
+// store stamps the append time and encodes it. Readers get the stored bytes
+// and look at them through DecodeLogRecord(), which verifies the buffer
+// first, so a corrupt record is a Status, never a crash.
+//
+// Thread-safety: values and free functions; no shared state.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/result.h"
+#include "schemas/log_record_generated.h"
+
+namespace msgx {
+
+struct ReplayArgs {
+  std::vector<std::int64_t> mailbox_ids;
+  bool operator==(const ReplayArgs&) const = default;
+};
+struct QuarantineArgs {
+  std::uint64_t offset = 0;
+  std::string reason;
+  bool operator==(const QuarantineArgs&) const = default;
+};
+struct HistorySweepArgs {
+  MicrosSinceEpoch cutoff = 0;
+  bool operator==(const HistorySweepArgs&) const = default;
+};
+struct IdentityExpiryArgs {
+  MicrosSinceEpoch before = 0;
+  bool operator==(const IdentityExpiryArgs&) const = default;
+};
+using CommandArgs = std::variant<ReplayArgs, QuarantineArgs, HistorySweepArgs, IdentityExpiryArgs>;
+
+struct CommandData {
+  CommandArgs args;
+  std::string issued_by;
+  std::int64_t command_id = 0;  // msgx_command.id; 0 = appended by a job
+  MicrosSinceEpoch issued_at = 0;
+  bool operator==(const CommandData&) const = default;
+};
+
+struct LogRecordData {
+  fb::RecordKind kind = fb::RecordKind::MAILBOX_MESSAGE;
+  std::int64_t mailbox_id = 0;
+  std::string raw;  // exact bytes of the message, never decoded
+  std::optional<MicrosSinceEpoch> received_at;
+  bool late = false;
+  std::optional<CommandData> command;  // set iff kind == COMMAND
+
+  static LogRecordData Message(std::int64_t mailbox_id, std::string raw,
+                               std::optional<MicrosSinceEpoch> received_at, bool late = false);
+  static LogRecordData Command(CommandData command);
+  bool operator==(const LogRecordData&) const = default;
+};
+
+// Serialises `data` with `append_micros` as its append time.
+std::string EncodeLogRecord(const LogRecordData& data, MicrosSinceEpoch append_micros);
+
+// Verifies `bytes` and returns a view into them (valid while `bytes` lives).
+// kInternal when the buffer does not verify: the log is corrupt.
+Result<const fb::LogRecord*> DecodeLogRecord(std::string_view bytes);
+
+// The inverse of EncodeLogRecord, for tests and tools; *append_micros
+// receives the append time when non-null.
+Result<LogRecordData> ToLogRecordData(std::string_view bytes,
+                                      MicrosSinceEpoch* append_micros = nullptr);
+
+}  // namespace msgx

@@ -1,0 +1,203 @@
+#include "state/log_store.h"
+
+#include <rocksdb/write_batch.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <system_error>
+
+#include "state/log_layout.h"
+
+namespace msgx {
+namespace {
+
+using log_layout::FromRocks;
+
+// A random (version 4) UUID from /dev/urandom.
+Result<std::string> NewUuid() {
+  unsigned char b[16];
+  std::ifstream f("/dev/urandom", std::ios::binary);
+  if (!f.read(reinterpret_cast<char*>(b), sizeof b)) {
+    return Status::Infra("cannot read /dev/urandom for the log UUID");
+  }
+  b[6] = static_cast<unsigned char>((b[6] & 0x0f) | 0x40);
+  b[8] = static_cast<unsigned char>((b[8] & 0x3f) | 0x80);
+  char out[37];
+  std::snprintf(out, sizeof out,
+                "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
+                b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
+                b[15]);
+  return std::string(out, 36);
+}
+
+// Writes into *batch what turns `from` into `to` for one family of ranges.
+void DiffRanges(const std::map<std::int64_t, SkippedRange>& from,
+                const std::map<std::int64_t, SkippedRange>& to, std::string (*key)(std::int64_t),
+                rocksdb::WriteBatch* batch) {
+  for (const auto& [first, r] : from) {
+    if (!to.contains(first)) batch->Delete(key(first));
+  }
+  for (const auto& [first, r] : to) {
+    auto it = from.find(first);
+    if (it == from.end() || !(it->second == r)) batch->Put(key(first), log_layout::EncodeRange(r));
+  }
+}
+
+}  // namespace
+
+rocksdb::Options LogStoreOptions() {
+  rocksdb::Options o;
+  o.create_if_missing = true;
+  o.paranoid_checks = true;
+  // Secondary instances need every file open (max_open_files = -1).
+  o.max_open_files = -1;
+  o.keep_log_file_num = 5;
+  return o;
+}
+
+Result<std::unique_ptr<LogStore>> LogStore::Open(const std::string& dir, Clock* clock) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Status::Infra("create " + dir + ": " + ec.message());
+  rocksdb::DB* raw = nullptr;
+  rocksdb::Status s = rocksdb::DB::Open(LogStoreOptions(), dir, &raw);
+  if (!s.ok()) return FromRocks(s, "open log " + dir);
+  std::unique_ptr<LogStore> store(new LogStore(std::unique_ptr<rocksdb::DB>(raw), clock));
+
+  auto meta = log_layout::LoadLogMeta(store->db_.get());
+  if (!meta.ok()) return meta.status();
+  if (meta->log_uuid.empty()) {
+    auto uuid = NewUuid();
+    if (!uuid.ok()) return uuid.status();
+    rocksdb::WriteBatch batch;
+    batch.Put(log_layout::kUuidKey, *uuid);
+    Status c = store->Commit(&batch);
+    if (!c.ok()) return c;
+    meta->log_uuid = *uuid;
+  }
+  store->log_uuid_ = meta->log_uuid;
+  store->next_offset_ = meta->next_offset;
+  store->capture_ = std::move(meta->capture);
+  store->last_command_id_ = meta->last_command_id;
+  if (store->next_offset_ > 0) {
+    LogIterator it(store->db_.get(), store->next_offset_ - 1);
+    if (!it.Valid())
+      return it.status().ok() ? Status::Internal("last record vanished") : it.status();
+    store->last_append_micros_ = it.record()->append_micros();
+  }
+  return store;
+}
+
+LogStore::LogStore(std::unique_ptr<rocksdb::DB> db, Clock* clock)
+    : db_(std::move(db)), clock_(clock) {}
+
+LogStore::~LogStore() {
+  if (db_) db_->Close().PermitUncheckedError();
+}
+
+std::uint64_t LogStore::next_offset() const {
+  std::lock_guard lock(mu_);
+  return next_offset_;
+}
+
+std::optional<std::uint64_t> LogStore::last_offset() const {
+  std::lock_guard lock(mu_);
+  if (next_offset_ == 0) return std::nullopt;
+  return next_offset_ - 1;
+}
+
+std::optional<CaptureProgress> LogStore::capture_progress() const {
+  std::lock_guard lock(mu_);
+  return capture_;
+}
+
+std::int64_t LogStore::last_command_id() const {
+  std::lock_guard lock(mu_);
+  return last_command_id_;
+}
+
+Result<std::optional<std::uint64_t>> LogStore::CommandOffset(std::int64_t command_id) const {
+  return log_layout::LookupCommandOffset(db_.get(), command_id);
+}
+
+MicrosSinceEpoch LogStore::PutRecords(std::span<const LogRecordData> records, std::uint64_t first,
+                                      rocksdb::WriteBatch* batch) const {
+  MicrosSinceEpoch t = std::max(clock_->NowMicros(), last_append_micros_);
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    batch->Put(log_layout::RecordKey(first + i), EncodeLogRecord(records[i], t));
+  }
+  return t;
+}
+
+Status LogStore::Commit(rocksdb::WriteBatch* batch) {
+  rocksdb::WriteOptions wo;
+  wo.sync = true;
+  return FromRocks(db_->Write(wo, batch), "append to log");
+}
+
+Result<std::uint64_t> LogStore::Append(std::span<const LogRecordData> records,
+                                       const CaptureProgress& progress) {
+  std::lock_guard lock(mu_);
+  const std::uint64_t first = next_offset_;
+  rocksdb::WriteBatch batch;
+  MicrosSinceEpoch t = PutRecords(records, first, &batch);
+
+  static const CaptureProgress kNone;
+  const CaptureProgress& prev = capture_ ? *capture_ : kNone;
+  if (!capture_ || prev.watermark != progress.watermark) {
+    batch.Put(log_layout::kWatermarkKey,
+              log_layout::EncodeBigEndian(static_cast<std::uint64_t>(progress.watermark)));
+  }
+  if (!capture_ || prev.late_captured != progress.late_captured) {
+    batch.Put(log_layout::kLateKey,
+              log_layout::EncodeBigEndian(static_cast<std::uint64_t>(progress.late_captured)));
+  }
+  DiffRanges(prev.skipped, progress.skipped, &log_layout::SkipKey, &batch);
+  DiffRanges(prev.aged_out, progress.aged_out, &log_layout::AgedKey, &batch);
+
+  Status s = Commit(&batch);
+  if (!s.ok()) return s;
+  next_offset_ = first + records.size();
+  if (!records.empty()) last_append_micros_ = t;
+  capture_ = progress;
+  return first;
+}
+
+Result<std::uint64_t> LogStore::AppendCommands(std::span<const LogRecordData> records) {
+  std::lock_guard lock(mu_);
+  const std::uint64_t first = next_offset_;
+  rocksdb::WriteBatch batch;
+  MicrosSinceEpoch t = PutRecords(records, first, &batch);
+  std::int64_t last_id = last_command_id_;
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const auto& cmd = records[i].command;
+    if (records[i].kind != fb::RecordKind::COMMAND || !cmd) {
+      return Status::Internal("AppendCommands given a non-command record");
+    }
+    if (cmd->command_id == 0) continue;
+    batch.Put(log_layout::CommandKey(cmd->command_id), log_layout::EncodeBigEndian(first + i));
+    last_id = std::max(last_id, cmd->command_id);
+  }
+  if (last_id != last_command_id_) {
+    batch.Put(log_layout::kLastCommandKey,
+              log_layout::EncodeBigEndian(static_cast<std::uint64_t>(last_id)));
+  }
+  Status s = Commit(&batch);
+  if (!s.ok()) return s;
+  next_offset_ = first + records.size();
+  if (!records.empty()) last_append_micros_ = t;
+  last_command_id_ = last_id;
+  return first;
+}
+
+std::unique_ptr<LogIterator> LogStore::NewIterator(std::uint64_t from, std::uint64_t to) const {
+  return std::make_unique<LogIterator>(db_.get(), from, to);
+}
+
+Status LogStore::Read(std::uint64_t from, std::size_t max, std::vector<LogEntry>* out) const {
+  return ReadLog(db_.get(), from, max, out);
+}
+
+}  // namespace msgx

@@ -1,0 +1,103 @@
+// LogStore: the ordered log, msgx's system of record (ARCHITECTURE.md, "Two
+// RocksDB stores"). Its own RocksDB directory, `<state.dir>/log`.
+//
+// Guarantees:
+//   - Append-only and dense: records get offsets 0, 1, 2, … in append order,
+//     and a record is never changed or removed.
+//   - Every append is ONE synced RocksDB WriteBatch (WriteOptions.sync): the
+//     records together with the capture progress (watermark, skipped and
+//     aged-out id ranges) or the msgx_command ids they came from. After a
+//     crash at any point a batch is either wholly there or wholly absent.
+//   - Append times never decrease along the log: a record gets
+//     max(clock now, previous record's append time).
+//   - The log has a UUID, created on first open and stored in the log; other
+//     stores (state, Redis, PostgreSQL `pipeline`) record it to refuse a
+//     different log.
+//   - Only one LogStore may have a directory open (RocksDB's LOCK file); a
+//     second Open() fails with kInfra. Read-only tools use LogReader.
+//
+// Thread-safety: all methods may be called from any thread; appends are
+// serialised by an internal mutex. Iterators are per-thread.
+#pragma once
+
+#include <rocksdb/db.h>
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/result.h"
+#include "state/capture_progress.h"
+#include "state/log_iterator.h"
+#include "state/log_record.h"
+
+namespace msgx {
+
+class LogStore {
+ public:
+  // Opens (creating it and its parents if missing) the log at `dir`. `clock` stamps append
+  // times; REQUIRES: clock outlives the store.
+  static Result<std::unique_ptr<LogStore>> Open(const std::string& dir, Clock* clock);
+  // Closes the database. Nothing needs a clean close: every append is synced.
+  ~LogStore();
+  LogStore(const LogStore&) = delete;
+  LogStore& operator=(const LogStore&) = delete;
+
+  const std::string& log_uuid() const { return log_uuid_; }
+  // The offset the next record gets; also the number of records.
+  std::uint64_t next_offset() const;
+  // The last record's offset, or nullopt for an empty log.
+  std::optional<std::uint64_t> last_offset() const;
+  // The capture progress last appended, or nullopt before capture first ran.
+  std::optional<CaptureProgress> capture_progress() const;
+  // The highest msgx_command id appended so far (0 if none).
+  std::int64_t last_command_id() const;
+  // The offset of the record appended for msgx_command `command_id`, if any.
+  Result<std::optional<std::uint64_t>> CommandOffset(std::int64_t command_id) const;
+
+  // Appends `records` (possibly none) and replaces the capture progress with
+  // `progress`, in one synced WriteBatch. Returns the first new offset.
+  // On failure nothing is written and the store is unchanged.
+  Result<std::uint64_t> Append(std::span<const LogRecordData> records,
+                               const CaptureProgress& progress);
+
+  // Appends command records in one synced WriteBatch. Each record whose
+  // command_id is non-zero is indexed (CommandOffset) in the same batch, so a
+  // crash between this append and marking msgx_command can be detected.
+  // REQUIRES: every record is a COMMAND. Returns the first new offset.
+  Result<std::uint64_t> AppendCommands(std::span<const LogRecordData> records);
+
+  // Reads from `from` up to (excluding) `to`, as of now.
+  std::unique_ptr<LogIterator> NewIterator(
+      std::uint64_t from, std::uint64_t to = std::numeric_limits<std::uint64_t>::max()) const;
+  // Appends up to `max` entries with offset >= from to *out.
+  Status Read(std::uint64_t from, std::size_t max, std::vector<LogEntry>* out) const;
+
+ private:
+  LogStore(std::unique_ptr<rocksdb::DB> db, Clock* clock);
+  // Puts the records into *batch; REQUIRES: mu_ held. Returns the append
+  // time used for the last record.
+  MicrosSinceEpoch PutRecords(std::span<const LogRecordData> records, std::uint64_t first,
+                              rocksdb::WriteBatch* batch) const;
+  Status Commit(rocksdb::WriteBatch* batch);
+
+  std::unique_ptr<rocksdb::DB> db_;
+  Clock* const clock_;
+  std::string log_uuid_;
+
+  mutable std::mutex mu_;
+  std::uint64_t next_offset_ = 0;            // guarded by mu_
+  MicrosSinceEpoch last_append_micros_ = 0;  // guarded by mu_
+  std::optional<CaptureProgress> capture_;   // guarded by mu_
+  std::int64_t last_command_id_ = 0;         // guarded by mu_
+};
+
+// The RocksDB options the log uses, shared with LogReader.
+rocksdb::Options LogStoreOptions();
+
+}  // namespace msgx

@@ -1,0 +1,193 @@
+#include "state/state_codec.h"
+
+#include <flatbuffers/flatbuffers.h>
+
+#include <vector>
+
+#include "schemas/state_generated.h"
+
+namespace msgx {
+namespace {
+
+namespace fs = ::msgx::fbstate;
+using flatbuffers::FlatBufferBuilder;
+using flatbuffers::Offset;
+
+std::string Finish(FlatBufferBuilder& b) {
+  return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
+}
+
+Offset<flatbuffers::Vector<Offset<fs::Value>>> BuildFields(FlatBufferBuilder& b,
+                                                           const Fields& fields) {
+  std::vector<Offset<fs::Value>> out;
+  out.reserve(fields.size());
+  for (const auto& [name, v] : fields) {
+    auto n = b.CreateString(name);
+    auto t = v.kind == Value::Kind::kText ? b.CreateString(v.text) : Offset<flatbuffers::String>();
+    out.push_back(fs::CreateValue(b, n, static_cast<std::uint8_t>(v.kind), t, v.number));
+  }
+  return b.CreateVector(out);
+}
+
+Offset<fs::Record> BuildRecord(FlatBufferBuilder& b, const Record& r) {
+  auto fields = BuildFields(b, r.fields);
+  std::vector<Offset<fs::List>> lists;
+  for (const auto& [name, entries] : r.lists) {
+    std::vector<Offset<fs::Entry>> es;
+    es.reserve(entries.size());
+    for (const Fields& e : entries) es.push_back(fs::CreateEntry(b, BuildFields(b, e)));
+    auto ev = b.CreateVector(es);
+    lists.push_back(fs::CreateList(b, b.CreateString(name), ev));
+  }
+  auto lv = b.CreateVector(lists);
+  return fs::CreateRecord(b, fields, lv);
+}
+
+std::string Str(const flatbuffers::String* s) { return s ? s->str() : std::string(); }
+
+Status ReadFields(const flatbuffers::Vector<Offset<fs::Value>>* in, Fields* out) {
+  if (!in) return {};
+  for (const fs::Value* v : *in) {
+    Value val;
+    if (v->kind() > 3) return Status::Internal("state: bad value kind");
+    val.kind = static_cast<Value::Kind>(v->kind());
+    if (val.kind == Value::Kind::kText) val.text = Str(v->text());
+    if (val.kind == Value::Kind::kInt || val.kind == Value::Kind::kTime) val.number = v->number();
+    out->emplace(Str(v->name()), std::move(val));
+  }
+  return {};
+}
+
+Status ReadRecord(const fs::Record* in, Record* out) {
+  if (!in) return {};
+  if (Status s = ReadFields(in->fields(), &out->fields); !s.ok()) return s;
+  if (in->lists()) {
+    for (const fs::List* l : *in->lists()) {
+      Entries& entries = out->lists[Str(l->name())];
+      if (!l->entries()) continue;
+      for (const fs::Entry* e : *l->entries()) {
+        Fields f;
+        if (Status s = ReadFields(e->fields(), &f); !s.ok()) return s;
+        entries.push_back(std::move(f));
+      }
+    }
+  }
+  return {};
+}
+
+template <typename T>
+const T* Verified(std::string_view bytes) {
+  flatbuffers::Verifier v(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
+  if (!v.VerifyBuffer<T>(nullptr)) return nullptr;
+  return flatbuffers::GetRoot<T>(bytes.data());
+}
+
+}  // namespace
+
+std::string EncodeFlight(const Flight& f) {
+  FlatBufferBuilder b(512);
+  auto flid = b.CreateString(f.flid);
+  auto rec = BuildRecord(b, f.data);
+  b.Finish(fs::CreateFlight(b, flid, rec, f.version));
+  return Finish(b);
+}
+
+Result<Flight> DecodeFlight(std::string_view bytes) {
+  const fs::Flight* in = Verified<fs::Flight>(bytes);
+  if (!in) return Status::Internal("state: flight record does not verify");
+  Flight f;
+  f.flid = Str(in->flid());
+  f.version = in->version();
+  if (Status s = ReadRecord(in->data(), &f.data); !s.ok()) return s;
+  return f;
+}
+
+std::string EncodeReference(const ReferenceRecord& r) {
+  FlatBufferBuilder b(256);
+  auto type = b.CreateString(r.type);
+  auto key = b.CreateString(r.key);
+  auto source = b.CreateString(r.source);
+  auto rec = BuildRecord(b, r.data);
+  b.Finish(fs::CreateReference(b, type, key, source, rec, r.version));
+  return Finish(b);
+}
+
+Result<ReferenceRecord> DecodeReference(std::string_view bytes) {
+  const fs::Reference* in = Verified<fs::Reference>(bytes);
+  if (!in) return Status::Internal("state: reference record does not verify");
+  ReferenceRecord r;
+  r.type = Str(in->type());
+  r.key = Str(in->key());
+  r.source = Str(in->source());
+  r.version = in->version();
+  if (Status s = ReadRecord(in->data(), &r.data); !s.ok()) return s;
+  return r;
+}
+
+std::string EncodeOutcome(const Outcome& o) {
+  FlatBufferBuilder b(256);
+  auto st = b.CreateString(OutcomeStateName(o.state));
+  auto ec = b.CreateString(o.error_class);
+  auto le = b.CreateString(o.last_error);
+  auto ik = b.CreateString(o.identity_key);
+  auto pe = b.CreateString(o.prev_error);
+  b.Finish(fs::CreateOutcome(b, o.mailbox_id, st, ec, le, ik, o.log_offset, o.attempts, pe,
+                             o.message_offset, o.decided_micros));
+  return Finish(b);
+}
+
+Result<Outcome> DecodeOutcome(std::string_view bytes) {
+  const fs::Outcome* in = Verified<fs::Outcome>(bytes);
+  if (!in) return Status::Internal("state: outcome does not verify");
+  Outcome o;
+  o.mailbox_id = in->mailbox_id();
+  if (!ParseOutcomeState(Str(in->state()), &o.state)) {
+    return Status::Internal("state: bad outcome state");
+  }
+  o.error_class = Str(in->error_class());
+  o.last_error = Str(in->last_error());
+  o.identity_key = Str(in->identity_key());
+  o.log_offset = in->log_offset();
+  o.attempts = in->attempts();
+  o.prev_error = Str(in->prev_error());
+  o.message_offset = in->message_offset();
+  o.decided_micros = in->decided_micros();
+  return o;
+}
+
+std::string EncodeBinding(const IdentityBinding& x) {
+  FlatBufferBuilder b(128);
+  auto key = b.CreateString(x.key);
+  auto hash =
+      b.CreateVector(reinterpret_cast<const std::uint8_t*>(x.body_hash.data()), x.body_hash.size());
+  b.Finish(fs::CreateBinding(b, key, x.mailbox_id, hash, x.bound_micros));
+  return Finish(b);
+}
+
+Result<IdentityBinding> DecodeBinding(std::string_view bytes) {
+  const fs::Binding* in = Verified<fs::Binding>(bytes);
+  if (!in) return Status::Internal("state: identity binding does not verify");
+  IdentityBinding x;
+  x.key = Str(in->key());
+  x.mailbox_id = in->mailbox_id();
+  if (in->body_hash()) {
+    x.body_hash.assign(reinterpret_cast<const char*>(in->body_hash()->data()),
+                       in->body_hash()->size());
+  }
+  x.bound_micros = in->bound_micros();
+  return x;
+}
+
+std::string EncodeSender(const SenderSeqn& s) {
+  FlatBufferBuilder b(32);
+  b.Finish(fs::CreateSender(b, s.last_seqn, s.epoch));
+  return Finish(b);
+}
+
+Result<SenderSeqn> DecodeSender(std::string_view bytes) {
+  const fs::Sender* in = Verified<fs::Sender>(bytes);
+  if (!in) return Status::Internal("state: sender does not verify");
+  return SenderSeqn{in->last_seqn(), in->epoch()};
+}
+
+}  // namespace msgx

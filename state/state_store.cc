@@ -1,0 +1,296 @@
+#include "state/state_store.h"
+
+#include <rocksdb/db.h>
+#include <rocksdb/iterator.h>
+#include <rocksdb/options.h>
+#include <rocksdb/write_batch.h>
+
+#include <algorithm>
+
+#include "state/state_codec.h"
+
+namespace msgx {
+namespace {
+
+constexpr const char* kCfNames[] = {"default",  "flights",  "flight_sodt", "reference",
+                                    "identity", "outcomes", "meta"};
+
+Status Infra(const rocksdb::Status& s, std::string_view what) {
+  return Status::Infra("state store " + std::string(what) + ": " + s.ToString());
+}
+
+std::uint64_t SignFlip(std::int64_t v) {
+  return static_cast<std::uint64_t>(v) ^ 0x8000000000000000ULL;
+}
+
+std::string SodtKey(MicrosSinceEpoch sodt, std::string_view flid) {
+  return EncodeBe64(SignFlip(sodt)) + std::string(flid);
+}
+
+std::string RefKey(std::string_view type, std::string_view key) {
+  std::string k(type);
+  k.push_back('\0');
+  k.append(key);
+  return k;
+}
+
+std::string TimeKey(MicrosSinceEpoch t, std::string_view key) {
+  return "t" + EncodeBe64(SignFlip(t)) + std::string(key);
+}
+
+rocksdb::Slice S(std::string_view s) { return {s.data(), s.size()}; }
+
+}  // namespace
+
+std::string EncodeBe64(std::uint64_t v) {
+  std::string out(8, '\0');
+  for (int i = 7; i >= 0; --i) {
+    out[static_cast<std::size_t>(i)] = static_cast<char>(v & 0xFF);
+    v >>= 8;
+  }
+  return out;
+}
+
+std::uint64_t DecodeBe64(std::string_view b) {
+  std::uint64_t v = 0;
+  for (std::size_t i = 0; i < 8 && i < b.size(); ++i) {
+    v = (v << 8) | static_cast<unsigned char>(b[i]);
+  }
+  return v;
+}
+
+Result<std::unique_ptr<StateStore>> StateStore::Open(const std::string& path, Options options) {
+  rocksdb::DBOptions db_opts;
+  db_opts.create_if_missing = !options.read_only;
+  db_opts.create_missing_column_families = !options.read_only;
+  std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
+  for (const char* n : kCfNames) cfs.emplace_back(n, rocksdb::ColumnFamilyOptions());
+  std::unique_ptr<StateStore> store(new StateStore());
+  store->options_ = options;
+  rocksdb::DB* raw = nullptr;
+  rocksdb::Status s = options.read_only
+                          ? rocksdb::DB::OpenForReadOnly(db_opts, path, cfs, &store->handles_, &raw)
+                          : rocksdb::DB::Open(db_opts, path, cfs, &store->handles_, &raw);
+  if (!s.ok()) return Infra(s, "open " + path);
+  store->db_.reset(raw);
+  store->flights_ = store->handles_[1];
+  store->sodt_ = store->handles_[2];
+  store->reference_ = store->handles_[3];
+  store->identity_ = store->handles_[4];
+  store->outcomes_ = store->handles_[5];
+  store->meta_ = store->handles_[6];
+  return store;
+}
+
+StateStore::~StateStore() {
+  if (db_) {
+    for (auto* h : handles_) db_->DestroyColumnFamilyHandle(h);
+    db_->Close();
+  }
+}
+
+Result<std::optional<std::string>> StateStore::Get(rocksdb::ColumnFamilyHandle* cf,
+                                                   std::string_view key) const {
+  std::string value;
+  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), cf, S(key), &value);
+  if (s.IsNotFound()) return std::optional<std::string>();
+  if (!s.ok()) return Infra(s, "get");
+  return std::optional<std::string>(std::move(value));
+}
+
+Result<std::optional<Flight>> StateStore::GetFlight(std::string_view flid) const {
+  auto v = Get(flights_, flid);
+  if (!v.ok()) return v.status();
+  if (!*v) return std::optional<Flight>();
+  auto f = DecodeFlight(**v);
+  if (!f.ok()) return f.status();
+  return std::optional<Flight>(std::move(*f));
+}
+
+Result<std::vector<std::string>> StateStore::FlightsBySodt(MicrosSinceEpoch from,
+                                                           MicrosSinceEpoch to) const {
+  std::vector<std::string> out;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), sodt_));
+  const std::string start = EncodeBe64(SignFlip(from));
+  for (it->Seek(S(start)); it->Valid(); it->Next()) {
+    const rocksdb::Slice k = it->key();
+    if (k.size() < 8) continue;
+    const auto sodt = static_cast<std::int64_t>(DecodeBe64({k.data(), 8}) ^ 0x8000000000000000ULL);
+    if (sodt > to) break;
+    out.emplace_back(k.data() + 8, k.size() - 8);
+  }
+  if (!it->status().ok()) return Infra(it->status(), "scan sodt");
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+Result<std::optional<ReferenceRecord>> StateStore::GetReference(std::string_view type,
+                                                                std::string_view key) const {
+  auto v = Get(reference_, RefKey(type, key));
+  if (!v.ok()) return v.status();
+  if (!*v) return std::optional<ReferenceRecord>();
+  auto r = DecodeReference(**v);
+  if (!r.ok()) return r.status();
+  return std::optional<ReferenceRecord>(std::move(*r));
+}
+
+Result<std::vector<std::string>> StateStore::ReferenceKeys(std::string_view type) const {
+  std::vector<std::string> out;
+  const std::string prefix = RefKey(type, "");
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), reference_));
+  for (it->Seek(S(prefix)); it->Valid() && it->key().starts_with(S(prefix)); it->Next()) {
+    out.emplace_back(it->key().data() + prefix.size(), it->key().size() - prefix.size());
+  }
+  if (!it->status().ok()) return Infra(it->status(), "scan reference");
+  return out;
+}
+
+Result<std::optional<IdentityBinding>> StateStore::GetBinding(std::string_view key) const {
+  auto v = Get(identity_, "k" + std::string(key));
+  if (!v.ok()) return v.status();
+  if (!*v) return std::optional<IdentityBinding>();
+  auto b = DecodeBinding(**v);
+  if (!b.ok()) return b.status();
+  return std::optional<IdentityBinding>(std::move(*b));
+}
+
+Result<std::vector<IdentityBinding>> StateStore::BindingsBoundBefore(
+    MicrosSinceEpoch micros) const {
+  std::vector<std::string> keys;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), identity_));
+  for (it->Seek("t"); it->Valid() && it->key().starts_with("t"); it->Next()) {
+    const rocksdb::Slice k = it->key();
+    if (k.size() < 9) continue;
+    const auto t = static_cast<std::int64_t>(DecodeBe64({k.data() + 1, 8}) ^ 0x8000000000000000ULL);
+    if (t >= micros) break;
+    keys.emplace_back(k.data() + 9, k.size() - 9);
+  }
+  if (!it->status().ok()) return Infra(it->status(), "scan identity");
+  std::vector<IdentityBinding> out;
+  for (const std::string& k : keys) {
+    auto b = GetBinding(k);
+    if (!b.ok()) return b.status();
+    if (*b) out.push_back(std::move(**b));
+  }
+  return out;
+}
+
+Result<std::optional<SenderSeqn>> StateStore::GetSender(std::string_view sndr) const {
+  auto v = Get(identity_, "s" + std::string(sndr));
+  if (!v.ok()) return v.status();
+  if (!*v) return std::optional<SenderSeqn>();
+  auto s = DecodeSender(**v);
+  if (!s.ok()) return s.status();
+  return std::optional<SenderSeqn>(*s);
+}
+
+Result<std::optional<Outcome>> StateStore::GetOutcome(std::int64_t mailbox_id) const {
+  auto v = Get(outcomes_, EncodeBe64(SignFlip(mailbox_id)));
+  if (!v.ok()) return v.status();
+  if (!*v) return std::optional<Outcome>();
+  auto o = DecodeOutcome(**v);
+  if (!o.ok()) return o.status();
+  return std::optional<Outcome>(std::move(*o));
+}
+
+Result<StateMeta> StateStore::ReadMeta() const {
+  StateMeta m;
+  auto applied = Get(meta_, "applied");
+  if (!applied.ok()) return applied.status();
+  if (*applied) m.applied_offset = static_cast<std::int64_t>(DecodeBe64(**applied));
+  auto gen = Get(meta_, "generation");
+  if (!gen.ok()) return gen.status();
+  if (*gen) m.generation = static_cast<std::int64_t>(DecodeBe64(**gen));
+  auto fv = Get(meta_, "fold_version");
+  if (!fv.ok()) return fv.status();
+  if (*fv) m.fold_version = static_cast<std::int64_t>(DecodeBe64(**fv));
+  auto dg = Get(meta_, "digest");
+  if (!dg.ok()) return dg.status();
+  if (*dg) m.digest = **dg;
+  return m;
+}
+
+Result<std::vector<StateStore::BatchEnd>> StateStore::BatchEnds() const {
+  std::vector<BatchEnd> out;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), meta_));
+  for (it->Seek("batch/"); it->Valid() && it->key().starts_with("batch/"); it->Next()) {
+    const rocksdb::Slice k = it->key();
+    const rocksdb::Slice v = it->value();
+    if (k.size() != 14 || v.size() < 8) continue;
+    out.push_back({static_cast<std::int64_t>(DecodeBe64({k.data() + 6, 8})),
+                   static_cast<std::int64_t>(DecodeBe64({v.data(), 8})),
+                   std::string(v.data() + 8, v.size() - 8)});
+  }
+  if (!it->status().ok()) return Infra(it->status(), "scan batches");
+  return out;
+}
+
+Status StateStore::Commit(const BatchWrite& batch) {
+  rocksdb::WriteBatch wb;
+  for (const auto& [flid, f] : batch.flights) {
+    auto old = GetFlight(flid);
+    if (!old.ok()) return old.status();
+    if (*old && (*old)->Sodt()) wb.Delete(sodt_, S(SodtKey(*(*old)->Sodt(), flid)));
+    if (f) {
+      wb.Put(flights_, S(flid), S(EncodeFlight(*f)));
+      if (f->Sodt()) wb.Put(sodt_, S(SodtKey(*f->Sodt(), flid)), rocksdb::Slice());
+    } else {
+      wb.Delete(flights_, S(flid));
+    }
+  }
+  for (const auto& [k, r] : batch.references) {
+    const std::string key = RefKey(k.first, k.second);
+    if (r) {
+      wb.Put(reference_, S(key), S(EncodeReference(*r)));
+    } else {
+      wb.Delete(reference_, S(key));
+    }
+  }
+  for (const auto& [key, b] : batch.bindings) {
+    auto old = GetBinding(key);
+    if (!old.ok()) return old.status();
+    if (*old) wb.Delete(identity_, S(TimeKey((*old)->bound_micros, key)));
+    if (b) {
+      wb.Put(identity_, S("k" + key), S(EncodeBinding(*b)));
+      wb.Put(identity_, S(TimeKey(b->bound_micros, key)), rocksdb::Slice());
+    } else {
+      wb.Delete(identity_, S("k" + key));
+    }
+  }
+  for (const auto& [sndr, s] : batch.senders) {
+    wb.Put(identity_, S("s" + sndr), S(EncodeSender(s)));
+  }
+  for (const auto& [id, o] : batch.outcomes) {
+    wb.Put(outcomes_, S(EncodeBe64(SignFlip(id))), S(EncodeOutcome(o)));
+  }
+  const StateMeta& m = batch.meta;
+  if (m.applied_offset >= 0) {
+    wb.Put(meta_, "applied", S(EncodeBe64(static_cast<std::uint64_t>(m.applied_offset))));
+    wb.Put(meta_, "digest", S(m.digest));
+    wb.Put(meta_, S("batch/" + EncodeBe64(static_cast<std::uint64_t>(m.applied_offset))),
+           S(EncodeBe64(static_cast<std::uint64_t>(m.fold_version)) + m.digest));
+  }
+  wb.Put(meta_, "generation", S(EncodeBe64(static_cast<std::uint64_t>(m.generation))));
+  wb.Put(meta_, "fold_version", S(EncodeBe64(static_cast<std::uint64_t>(m.fold_version))));
+  rocksdb::WriteOptions wo;
+  wo.sync = options_.sync;
+  rocksdb::Status s = db_->Write(wo, &wb);
+  if (!s.ok()) return Infra(s, "commit");
+  return {};
+}
+
+Status StateStore::ForEachEntry(
+    const std::function<void(std::string_view, std::string_view, std::string_view)>& fn) const {
+  for (std::size_t i = 1; i < handles_.size(); ++i) {
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), handles_[i]));
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      const rocksdb::Slice k = it->key();
+      if (handles_[i] == meta_ && k.starts_with("batch/")) continue;
+      fn(kCfNames[i], {k.data(), k.size()}, {it->value().data(), it->value().size()});
+    }
+    if (!it->status().ok()) return Infra(it->status(), "scan");
+  }
+  return {};
+}
+
+}  // namespace msgx

@@ -1,0 +1,132 @@
+// StateStore: the state RocksDB (`<state.dir>/state`, ARCHITECTURE.md "Two
+// RocksDB stores"), derived from the log by the fold.
+//
+// Column families and keys:
+//   flights      FLID                              → fbstate.Flight
+//   flight_sodt  be64(SODT ^ sign bit) FLID        → "" (index for windows)
+//   reference    TYPE \0 KEY                       → fbstate.Reference
+//   identity     "k" KEY                           → fbstate.Binding
+//                "t" be64(bound ^ sign) KEY        → "" (expiry index)
+//                "s" SNDR                          → fbstate.Sender
+//   outcomes     be64(mailbox id)                  → fbstate.Outcome
+//   meta         "applied"     be64 applied offset (absent: nothing folded)
+//                "generation"  be64 snapshot generation
+//                "fold_version" be64
+//                "digest"      32-byte chained digest at "applied"
+//                "batch/" be64(end offset) → be64(fold version) + digest
+//
+// Commit() writes one BatchWrite as ONE synced RocksDB WriteBatch: a fold
+// batch is all or nothing. RocksDB errors become kInfra here.
+//
+// Thread-safety: reads are safe from any thread; Commit() from the single
+// writer only.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/result.h"
+#include "state/flight.h"
+#include "state/outcome.h"
+#include "state/state_view.h"
+
+namespace rocksdb {
+class DB;
+class ColumnFamilyHandle;
+}  // namespace rocksdb
+
+namespace msgx {
+
+struct StateMeta {
+  std::int64_t applied_offset = -1;  // -1: nothing folded yet
+  std::int64_t generation = 0;
+  std::int64_t fold_version = 0;
+  std::string digest;  // empty when nothing folded
+  bool operator==(const StateMeta&) const = default;
+};
+
+// Everything one fold batch changes. nullopt values are deletes.
+struct BatchWrite {
+  std::map<std::string, std::optional<Flight>> flights;
+  std::map<std::pair<std::string, std::string>, std::optional<ReferenceRecord>> references;
+  std::map<std::string, std::optional<IdentityBinding>> bindings;
+  std::map<std::string, SenderSeqn> senders;
+  std::map<std::int64_t, Outcome> outcomes;
+  StateMeta meta;  // written whole; meta.applied_offset is the batch end
+  bool empty() const {
+    return flights.empty() && references.empty() && bindings.empty() && senders.empty() &&
+           outcomes.empty();
+  }
+};
+
+class StateStore final : public StateView {
+ public:
+  struct Options {
+    bool sync = true;        // fsync each batch (tests may turn it off)
+    bool read_only = false;  // open read-only (inspect, status)
+  };
+
+  // Opens (creating when absent and not read-only) the store at `path`.
+  static Result<std::unique_ptr<StateStore>> Open(const std::string& path, Options options);
+  ~StateStore() override;
+  StateStore(const StateStore&) = delete;
+  StateStore& operator=(const StateStore&) = delete;
+
+  // StateView.
+  Result<std::optional<Flight>> GetFlight(std::string_view flid) const override;
+  Result<std::vector<std::string>> FlightsBySodt(MicrosSinceEpoch from,
+                                                 MicrosSinceEpoch to) const override;
+  Result<std::optional<ReferenceRecord>> GetReference(std::string_view type,
+                                                      std::string_view key) const override;
+  Result<std::vector<std::string>> ReferenceKeys(std::string_view type) const override;
+
+  Result<std::optional<IdentityBinding>> GetBinding(std::string_view key) const;
+  // Bindings bound before `micros`, in (bound time, key) order.
+  Result<std::vector<IdentityBinding>> BindingsBoundBefore(MicrosSinceEpoch micros) const;
+  Result<std::optional<SenderSeqn>> GetSender(std::string_view sndr) const;
+  Result<std::optional<Outcome>> GetOutcome(std::int64_t mailbox_id) const;
+  Result<StateMeta> ReadMeta() const;
+  // (batch end offset, fold version, digest) of every committed batch.
+  struct BatchEnd {
+    std::int64_t end_offset = 0;
+    std::int64_t fold_version = 0;
+    std::string digest;
+  };
+  Result<std::vector<BatchEnd>> BatchEnds() const;
+
+  // Writes `batch` atomically (one WriteBatch, synced per Options).
+  Status Commit(const BatchWrite& batch);
+
+  // Calls fn(column family name, key, value) for every entry of every
+  // column family except meta's "batch/" entries, in key order: the
+  // canonical content of state (equal for equal fold results).
+  Status ForEachEntry(
+      const std::function<void(std::string_view, std::string_view, std::string_view)>& fn) const;
+
+ private:
+  StateStore() = default;
+  Result<std::optional<std::string>> Get(rocksdb::ColumnFamilyHandle* cf,
+                                         std::string_view key) const;
+
+  Options options_;
+  std::unique_ptr<rocksdb::DB> db_;
+  std::vector<rocksdb::ColumnFamilyHandle*> handles_;
+  rocksdb::ColumnFamilyHandle* flights_ = nullptr;
+  rocksdb::ColumnFamilyHandle* sodt_ = nullptr;
+  rocksdb::ColumnFamilyHandle* reference_ = nullptr;
+  rocksdb::ColumnFamilyHandle* identity_ = nullptr;
+  rocksdb::ColumnFamilyHandle* outcomes_ = nullptr;
+  rocksdb::ColumnFamilyHandle* meta_ = nullptr;
+};
+
+// Key helpers shared with tools.
+std::string EncodeBe64(std::uint64_t v);
+std::uint64_t DecodeBe64(std::string_view b);
+
+}  // namespace msgx

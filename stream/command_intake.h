@@ -1,0 +1,70 @@
+// CommandIntake: moves operator commands from the own database's
+// `msgx_command` table into the log (SPEC §11, "Commands while the service
+// runs"), in id order, each exactly once.
+//
+// Table: `msgx_command` of migrations/V1__init.sql: command_id, kind,
+// args_json (JSON text), requested_by, created_at, state (PENDING |
+// APPENDED | REJECTED), log_offset, appended_at, error. A row waits while
+// its state is PENDING.
+//
+// kind and args:
+//   REPLAY           {"mailbox_ids": [id, …]}      (non-empty)
+//   QUARANTINE       {"offset": N, "reason": "…"}
+//   HISTORY_SWEEP    {"cutoff_micros": N}
+//   IDENTITY_EXPIRY  {"before_micros": N}
+// A row that does not parse is not appended; it becomes REJECTED with error.
+//
+// Crash safety: the log store indexes each appended command by its id in
+// the same WriteBatch as the record (LogStore::AppendCommands). A row found
+// waiting whose id is already in the log (a crash between the append and the
+// UPDATE) is only marked, with the offset it already has: never appended
+// twice. The UPDATE writes only where state is still PENDING.
+//
+// Order: rows are taken in id order. A command whose transaction commits
+// after a higher id was appended is appended after it (commands are
+// independent operator actions; nothing is lost).
+//
+// Thread-safety: one thread drives an intake; the LogStore may be shared.
+#pragma once
+
+#include <memory>
+#include <pqxx/connection>
+#include <string>
+
+#include "base/result.h"
+#include "state/log_store.h"
+
+namespace msgx {
+
+struct IntakeOutcome {
+  int appended = 0;   // new command records
+  int recovered = 0;  // already in the log; only the mark was missing
+  int rejected = 0;   // could not be parsed; the row became REJECTED
+  bool more = false;  // a full batch: poll again at once
+};
+
+class CommandIntake {
+ public:
+  // `url`: the own database (postgres.url). REQUIRES: log outlives this.
+  CommandIntake(std::string url, LogStore* log, int batch_max = 100,
+                std::string table = "msgx_command");
+  ~CommandIntake();
+  CommandIntake(const CommandIntake&) = delete;
+  CommandIntake& operator=(const CommandIntake&) = delete;
+
+  // One step. kInfra on an outage of PostgreSQL or the disk; retry later.
+  Result<IntakeOutcome> Poll();
+
+ private:
+  const std::string url_;
+  LogStore* const log_;
+  const int batch_max_;
+  const std::string table_;
+  std::unique_ptr<pqxx::connection> conn_;
+};
+
+// Parses one msgx_command row's kind and args (JSON text) into command
+// arguments; kMalformed naming what is wrong.
+Result<CommandArgs> ParseCommandArgs(const std::string& kind, const std::string& args_json);
+
+}  // namespace msgx

@@ -1,0 +1,79 @@
+// The fold's input: one log record, in a form that does not depend on how
+// the log stores records (state/log_record.h adapts to it), and the two
+// seams the fold reads through besides its state: the decoder and the log
+// itself (for replays and the quarantine index).
+//
+// Thread-safety: plain values; implementations of the interfaces say.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "base/result.h"
+#include "codecs/sis_message.h"
+
+namespace msgx {
+
+struct ReplayCommand {
+  std::vector<std::int64_t> mailbox_ids;  // explicit, resolved when issued
+};
+struct QuarantineCommand {
+  std::int64_t offset = 0;
+  std::string reason;
+};
+struct HistorySweepCommand {
+  MicrosSinceEpoch cutoff = 0;  // 0: start of today - history.keep-days
+};
+struct IdentityExpiryCommand {
+  MicrosSinceEpoch before = 0;  // 0: record time - identity.window
+};
+using FoldCommand =
+    std::variant<ReplayCommand, QuarantineCommand, HistorySweepCommand, IdentityExpiryCommand>;
+
+struct FoldInput {
+  std::int64_t offset = 0;
+  std::int64_t mailbox_id = 0;         // messages only
+  MicrosSinceEpoch append_micros = 0;  // the fold's clock for this record
+  std::string raw;                     // messages: exact bytes as captured
+  std::optional<FoldCommand> command;  // set for commands
+
+  bool is_command() const { return command.has_value(); }
+};
+
+// Decodes SIS bytes in two steps (codecs/sis_decoder.h behind an interface,
+// so that the fold can be tested with a fake): META first, so that ignore
+// rules apply before the body is looked at, then the body from what the
+// first step kept (no second parse). Errors carry the SPEC §2 classes.
+class MessageDecoder {
+ public:
+  // Whatever step 2 needs from step 1 (the parsed document).
+  class Pending {
+   public:
+    virtual ~Pending() = default;
+  };
+  virtual ~MessageDecoder() = default;
+  // META only. On success *pending holds what DecodeBody() needs.
+  virtual Result<sis::Meta> DecodeMeta(std::string_view raw,
+                                       std::unique_ptr<Pending>* pending) const = 0;
+  // The whole message. REQUIRES: `pending` came from DecodeMeta(raw).
+  virtual Result<sis::DecodedMessage> DecodeBody(std::string_view raw,
+                                                 std::unique_ptr<Pending> pending) const = 0;
+};
+
+// The log as the fold sees it besides the records it is handed.
+class LogSource {
+ public:
+  virtual ~LogSource() = default;
+  // The record at `offset` (for a replay: the message's bytes), or nullopt.
+  virtual Result<std::optional<FoldInput>> ReadAt(std::int64_t offset) const = 0;
+  // The reason when `offset` is quarantined (the index written with the
+  // quarantine command), or nullopt.
+  virtual std::optional<std::string> QuarantineReason(std::int64_t offset) const = 0;
+};
+
+}  // namespace msgx

@@ -1,0 +1,254 @@
+// Capture's gap rule against a scripted mailbox (no database, no sleeping).
+// The same scenarios run against real PostgreSQL in
+// tests/integration/capture_test.cc.
+#include "stream/capture.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <map>
+#include <set>
+
+namespace msgx {
+namespace {
+
+namespace fs = std::filesystem;
+using std::chrono::milliseconds;
+using std::chrono::minutes;
+
+// Rows become visible when committed; transactions are plain numbers.
+class FakeMailbox final : public Mailbox {
+ public:
+  void Commit(std::int64_t id) { rows_[id] = "<MSG>" + std::to_string(id) + "</MSG>"; }
+  void Begin(std::uint64_t xid) { running_.insert(xid); }
+  void End(std::uint64_t xid) { running_.erase(xid); }
+  void set_supports_status(bool s) { supports_ = s; }
+  int reads = 0;
+
+  Status ReadAfter(std::int64_t after, int limit, std::vector<MailboxRow>* out) override {
+    ++reads;
+    for (auto it = rows_.upper_bound(after); it != rows_.end() && limit > 0; ++it, --limit) {
+      out->push_back(MailboxRow{it->first, it->second, std::nullopt});
+    }
+    return Status::Ok();
+  }
+  Status ReadRanges(std::span<const IdRange> ranges, int limit,
+                    std::vector<MailboxRow>* out) override {
+    for (const auto& [id, msg] : rows_) {
+      for (const IdRange& r : ranges) {
+        if (id >= r.first && id <= r.last && static_cast<int>(out->size()) < limit) {
+          out->push_back(MailboxRow{id, msg, std::nullopt});
+        }
+      }
+    }
+    return Status::Ok();
+  }
+  bool SupportsTransactionStatus() const override { return supports_; }
+  Result<TransactionIds> InProgressTransactions() override {
+    return TransactionIds(running_.begin(), running_.end());
+  }
+  Result<bool> AllEnded(const TransactionIds& txns) override {
+    for (auto x : txns) {
+      if (running_.contains(x)) return false;
+    }
+    return true;
+  }
+
+ private:
+  std::map<std::int64_t, std::string> rows_;
+  std::set<std::uint64_t> running_;
+  bool supports_ = true;
+};
+
+class CaptureTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("msgx-capture-test-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    OpenAll();
+  }
+  void TearDown() override {
+    capture_.reset();
+    log_.reset();
+    fs::remove_all(dir_);
+  }
+  void OpenAll() {
+    auto l = LogStore::Open((dir_ / "log").string(), &clock_);
+    ASSERT_TRUE(l.ok()) << l.status().ToString();
+    log_ = std::move(l).value();
+    auto c = Capture::Create(log_.get(), &mailbox_, &clock_, options_);
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    capture_ = std::move(c).value();
+  }
+  // Simulates kill -9: objects go away with no shutdown path, then reopen.
+  void Crash() {
+    capture_.reset();
+    log_.reset();
+    OpenAll();
+  }
+  PollOutcome Poll() {
+    auto r = capture_->Poll();
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : PollOutcome{};
+  }
+  // Mailbox ids in log order, late ones negated.
+  std::vector<std::int64_t> LogIds() {
+    std::vector<std::int64_t> ids;
+    for (auto it = log_->NewIterator(0); it->Valid(); it->Next()) {
+      ids.push_back(it->record()->late() ? -it->record()->mailbox_id()
+                                         : it->record()->mailbox_id());
+    }
+    return ids;
+  }
+
+  fs::path dir_;
+  ManualClock clock_{1'700'000'000'000'000};
+  FakeMailbox mailbox_;
+  CaptureOptions options_;
+  std::unique_ptr<LogStore> log_;
+  std::unique_ptr<Capture> capture_;
+};
+
+using Ids = std::vector<std::int64_t>;
+
+TEST_F(CaptureTest, CapturesInIdOrderAndAsksForMoreWhileBatchesAreFull) {
+  options_.batch_max = 2;
+  Crash();
+  for (int i = 1; i <= 3; ++i) mailbox_.Commit(i);
+  PollOutcome a = Poll();
+  EXPECT_EQ(a.appended, 2);
+  EXPECT_TRUE(a.more);
+  PollOutcome b = Poll();
+  EXPECT_EQ(b.appended, 1);
+  EXPECT_FALSE(b.more);
+  EXPECT_EQ(LogIds(), (Ids{1, 2, 3}));
+  EXPECT_EQ(log_->capture_progress()->watermark, 3);
+}
+
+TEST_F(CaptureTest, UncommittedLowerIdHoldsCaptureUntilItCommits) {
+  mailbox_.Commit(1);
+  mailbox_.Begin(100);  // holds id 2
+  mailbox_.Commit(3);
+  PollOutcome a = Poll();
+  EXPECT_EQ(a.appended, 1);
+  EXPECT_EQ(a.waiting_at, std::optional<std::int64_t>(2));
+  EXPECT_EQ(Poll().waiting_at, std::optional<std::int64_t>(2));
+  mailbox_.Commit(2);
+  mailbox_.End(100);
+  PollOutcome b = Poll();
+  EXPECT_EQ(b.appended, 2);
+  EXPECT_FALSE(b.waiting_at.has_value());
+  EXPECT_EQ(LogIds(), (Ids{1, 2, 3}));
+  EXPECT_TRUE(log_->capture_progress()->skipped.empty());
+}
+
+TEST_F(CaptureTest, RolledBackIdIsSkippedInTheSamePoll) {
+  mailbox_.Commit(1);
+  mailbox_.Commit(3);  // 2 was rolled back: no transaction holds it
+  PollOutcome a = Poll();
+  EXPECT_EQ(a.appended, 2);
+  EXPECT_EQ(a.skipped_ids, 1);
+  EXPECT_EQ(LogIds(), (Ids{1, 3}));
+  auto p = log_->capture_progress();
+  ASSERT_EQ(p->skipped.size(), 1u);
+  EXPECT_EQ(p->skipped.begin()->second.reason, SkipReason::kTransactionsEnded);
+}
+
+TEST_F(CaptureTest, RollbackWhileWaitingIsSkippedOnTheNextPoll) {
+  mailbox_.Commit(1);
+  mailbox_.Begin(100);
+  mailbox_.Commit(3);
+  EXPECT_EQ(Poll().waiting_at, std::optional<std::int64_t>(2));
+  mailbox_.End(100);  // rollback
+  PollOutcome b = Poll();
+  EXPECT_EQ(b.skipped_ids, 1);
+  EXPECT_EQ(LogIds(), (Ids{1, 3}));
+}
+
+TEST_F(CaptureTest, UnrelatedLongTransactionIsBoundedByMaxCommitDelay) {
+  options_.max_commit_delay = minutes(5);
+  Crash();
+  mailbox_.Commit(1);
+  mailbox_.Begin(7);  // idle in transaction elsewhere, never ends
+  mailbox_.Commit(3);
+  EXPECT_TRUE(Poll().waiting_at.has_value());
+  clock_.Advance(minutes(4));
+  EXPECT_TRUE(Poll().waiting_at.has_value());
+  clock_.Advance(minutes(1));
+  PollOutcome b = Poll();
+  EXPECT_EQ(b.skipped_ids, 1);
+  EXPECT_EQ(LogIds(), (Ids{1, 3}));
+  EXPECT_EQ(log_->capture_progress()->skipped.begin()->second.reason, SkipReason::kCommitDelay);
+  EXPECT_EQ(capture_->stats().skipped_by_delay, 1);
+}
+
+TEST_F(CaptureTest, WithoutTransactionStatusOnlyTheDelayApplies) {
+  mailbox_.set_supports_status(false);
+  mailbox_.Commit(1);
+  mailbox_.Commit(3);
+  EXPECT_TRUE(Poll().waiting_at.has_value());
+  clock_.Advance(options_.max_commit_delay);
+  EXPECT_EQ(Poll().skipped_ids, 1);
+}
+
+TEST_F(CaptureTest, LateRowIsCapturedAfterACrashAndNeverDropped) {
+  mailbox_.Commit(1);
+  mailbox_.Commit(4);  // 2 and 3 missing, nobody holds them (no xid yet)
+  EXPECT_EQ(Poll().skipped_ids, 2);
+  EXPECT_EQ(LogIds(), (Ids{1, 4}));
+  Crash();
+  ASSERT_EQ(capture_->progress().skipped.size(), 1u);
+  mailbox_.Commit(3);
+  mailbox_.Commit(5);
+  PollOutcome b = Poll();
+  EXPECT_EQ(b.late, 1);
+  EXPECT_EQ(b.appended, 1);
+  EXPECT_EQ(LogIds(), (Ids{1, 4, -3, 5}));
+  auto p = log_->capture_progress();
+  ASSERT_EQ(p->skipped.size(), 1u);
+  EXPECT_EQ(p->skipped.begin()->second.first, 2);
+  EXPECT_EQ(p->skipped.begin()->second.last, 2);
+  EXPECT_EQ(p->late_captured, 1);
+  // It is not captured twice.
+  EXPECT_EQ(Poll().late, 0);
+  EXPECT_EQ(LogIds(), (Ids{1, 4, -3, 5}));
+}
+
+TEST_F(CaptureTest, SkippedRangesAgeOutAndAreRecorded) {
+  options_.skipped_retention = minutes(60);
+  Crash();
+  mailbox_.Commit(1);
+  mailbox_.Commit(3);
+  Poll();
+  clock_.Advance(minutes(59));
+  EXPECT_EQ(Poll().aged_out, 0);
+  clock_.Advance(minutes(1));
+  EXPECT_EQ(Poll().aged_out, 1);
+  Crash();
+  EXPECT_TRUE(capture_->progress().skipped.empty());
+  ASSERT_EQ(capture_->progress().aged_out.size(), 1u);
+  EXPECT_EQ(capture_->progress().aged_out.begin()->second.first, 2);
+  EXPECT_NE(capture_->progress().aged_out.begin()->second.aged_out_at, 0);
+}
+
+TEST_F(CaptureTest, StartAfterIdAppliesOnTheFirstStartOnly) {
+  capture_.reset();
+  log_.reset();
+  fs::remove_all(dir_);
+  options_.start_after_id = 10;
+  OpenAll();
+  for (int i = 9; i <= 12; ++i) mailbox_.Commit(i);
+  Poll();
+  EXPECT_EQ(LogIds(), (Ids{11, 12}));
+  options_.start_after_id = 100;  // changed later: no effect
+  Crash();
+  mailbox_.Commit(13);
+  Poll();
+  EXPECT_EQ(LogIds(), (Ids{11, 12, 13}));
+}
+
+}  // namespace
+}  // namespace msgx

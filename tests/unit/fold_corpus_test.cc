@@ -1,0 +1,125 @@
+// The fold end to end over the real pieces: the corpus (172 real SIS
+// messages, SEQN made unique) appended to a real log store, decoded by the
+// real SIS decoder, folded twice into two state stores.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "base/log.h"
+#include "codecs/sis_decoder.h"
+#include "state/log_store.h"
+#include "stream/fold.h"
+#include "stream/log_fold_source.h"
+#include "stream/sis_fold_decoder.h"
+#include "tests/unit/fold_fakes.h"
+
+namespace msgx {
+namespace {
+
+using namespace msgx::testing;  // NOLINT
+namespace fs = std::filesystem;
+
+std::vector<std::pair<std::string, std::string>> CorpusWithUniqueSeqn() {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(MSGX_CORPUS_DIR)) {
+    if (e.path().extension() == ".xml") names.push_back(e.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  // The snapshot first, so that FLOP updates find flights 15 and 16.
+  std::stable_partition(names.begin(), names.end(),
+                        [](const std::string& n) { return n == "SCHD-DNLD-1.xml"; });
+  std::vector<std::pair<std::string, std::string>> out;
+  const std::regex seqn("<SEQN>[^<]*</SEQN>");
+  int i = 0;
+  for (const std::string& n : names) {
+    std::ifstream in(fs::path(MSGX_CORPUS_DIR) / n, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    out.emplace_back(n,
+                     std::regex_replace(ss.str(), seqn, "<SEQN>" + std::to_string(++i) + "</SEQN>",
+                                        std::regex_constants::format_first_only));
+  }
+  return out;
+}
+
+TEST(FoldCorpus, RealDecoderAndLogStore) {
+  (void)InitLogging("off");
+  const auto corpus = CorpusWithUniqueSeqn();
+  ASSERT_GE(corpus.size(), 172u);
+  TempDir dir;
+  ManualClock clock(Local(2021, 1, 23, 1));  // the snapshot's day
+  auto log = LogStore::Open(dir.path() + "/log", &clock);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  std::vector<LogRecordData> records;
+  for (std::size_t i = 0; i < corpus.size(); ++i) {
+    records.push_back(
+        LogRecordData::Message(static_cast<std::int64_t>(i + 1), corpus[i].second, std::nullopt));
+  }
+  CaptureProgress progress;
+  progress.watermark = static_cast<std::int64_t>(corpus.size());
+  ASSERT_TRUE((*log)->Append(records, progress).ok());
+
+  const TimeZone tz = TimeZone::Fixed("Asia/Shanghai", 8 * 3600);
+  const TimeZoneAirportZone zone(tz);
+  const sis::SisDecoder sis_decoder(tz);
+  const SisFoldDecoder decoder(sis_decoder);
+  LogFoldSource source([&](std::uint64_t from, std::size_t max, std::vector<LogEntry>* out) {
+    return (*log)->Read(from, max, out);
+  });
+  ASSERT_TRUE(source.BuildQuarantineIndex().ok());
+
+  std::string digests[2];
+  for (int run = 0; run < 2; ++run) {
+    auto store = StateStore::Open(dir.path() + "/state" + std::to_string(run), {false, false});
+    ASSERT_TRUE(store.ok());
+    FoldOptions options;
+    options.zone = &zone;
+    options.batch_max = run == 0 ? 1000 : 7;
+    Fold fold(store->get(), &decoder, &source, options);
+    ASSERT_TRUE(fold.Open().ok());
+    std::vector<FoldInput> in;
+    ASSERT_TRUE(source.ReadBatch(0, 10'000, &in).ok());
+    ASSERT_EQ(in.size(), corpus.size());
+    Status s = fold.Process(in);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    digests[run] = fold.digest();
+
+    auto outcome = [&](const std::string& file) {
+      for (std::size_t i = 0; i < corpus.size(); ++i) {
+        if (corpus[i].first == file) {
+          return **(*store)->GetOutcome(static_cast<std::int64_t>(i + 1));
+        }
+      }
+      ADD_FAILURE() << file;
+      return Outcome{};
+    };
+    EXPECT_EQ(outcome("SCHD-DNLD-1.xml").state, OutcomeState::kSucceeded);
+    EXPECT_EQ(outcome("ABNR-ADD-1.xml").state, OutcomeState::kDead);
+    EXPECT_EQ(outcome("ABNR-ADD-1.xml").error_class, "MALFORMED");
+    EXPECT_EQ(outcome("REGN-ADD-1.xml").last_error, "ignored:REGN-*");
+    EXPECT_EQ(outcome("AIRL-DNLD-1.xml").state, OutcomeState::kSucceeded);
+    EXPECT_EQ(outcome("FLOP-GTDT-1.xml").last_error, "unknown-flight:121112312");
+    EXPECT_EQ(outcome("FLOP-DELY-1.xml").state, OutcomeState::kSucceeded);
+    EXPECT_EQ(outcome("FLOP-FDEL-1.xml").state, OutcomeState::kSucceeded);
+    EXPECT_FALSE((*store)->GetFlight("15")->has_value());  // FLOP-FDEL-1 deleted it
+    auto f16 = (*store)->GetFlight("16");
+    ASSERT_TRUE(f16.ok() && f16->has_value());
+    EXPECT_EQ((*f16)->data.Get("ALCD"), Value::Text("YG"));
+    EXPECT_EQ(fold.counters().records, static_cast<std::int64_t>(corpus.size()));
+    if (run == 0) {
+      std::printf("flight 16: %s\n", FlightJson(**f16, zone).c_str());
+      std::printf("succeeded=%lld skipped=%lld dead=%lld rejected=%lld\n",
+                  static_cast<long long>(fold.counters().succeeded),
+                  static_cast<long long>(fold.counters().skipped),
+                  static_cast<long long>(fold.counters().dead),
+                  static_cast<long long>(fold.counters().rejected_records));
+    }
+  }
+  EXPECT_EQ(digests[0], digests[1]);
+}
+
+}  // namespace
+}  // namespace msgx

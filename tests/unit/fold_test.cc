@@ -1,0 +1,220 @@
+// The fold driver: outcomes, identity, ignore rules, replay, quarantine,
+// commands, and batching (SPEC §2, §3, §4).
+#include "stream/fold.h"
+
+#include <gtest/gtest.h>
+
+#include "base/log.h"
+#include "state/digest.h"
+#include "tests/unit/fold_fakes.h"
+
+namespace msgx {
+namespace {
+
+using namespace msgx::testing;  // NOLINT
+
+const FixedZone kZone(8 * 3600);
+const MicrosSinceEpoch kT0 = Local(2026, 11, 30, 6);
+
+class FoldTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    (void)InitLogging("off");
+    auto s = StateStore::Open(dir_.path() + "/state", {false, false});
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    store_ = std::move(*s);
+    options_.zone = &kZone;
+  }
+
+  std::unique_ptr<Fold> MakeFold() {
+    auto f = std::make_unique<Fold>(store_.get(), &decoder_, &log_, options_);
+    EXPECT_TRUE(f->Open().ok());
+    return f;
+  }
+
+  // Folds every record of the log not yet folded.
+  Fold& FoldAll() {
+    if (!fold_) fold_ = MakeFold();
+    Status s = fold_->Process(log_.records);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    return *fold_;
+  }
+
+  Outcome OutcomeOf(std::int64_t id) {
+    auto o = store_->GetOutcome(id);
+    EXPECT_TRUE(o.ok() && o->has_value()) << id;
+    return o.ok() && o->has_value() ? **o : Outcome{};
+  }
+
+  // A schedule creating flight `flid` (SODT today 12:00).
+  std::string Schedule(const std::string& seqn, const std::string& flid) {
+    return Raw("AODB", seqn, "SCHD", "ADD",
+               flid + "," + std::to_string(Local(2026, 11, 30, 12)) + ",A320");
+  }
+
+  TempDir dir_;
+  std::unique_ptr<StateStore> store_;
+  FakeDecoder decoder_;
+  VectorLog log_;
+  FoldOptions options_;
+  std::unique_ptr<Fold> fold_;
+};
+
+TEST_F(FoldTest, SucceededAndUnknownFlight) {
+  log_.AddMessage(1, kT0, Schedule("1", "F1"));
+  log_.AddMessage(2, kT0, Raw("AODB", "2", "FLOP", "STND", "F1=S1"));
+  log_.AddMessage(3, kT0, Raw("AODB", "3", "FLOP", "STND", "NOPE=S1"));
+  FoldAll();
+  EXPECT_EQ(OutcomeOf(1).state, OutcomeState::kSucceeded);
+  EXPECT_EQ(OutcomeOf(2).state, OutcomeState::kSucceeded);
+  EXPECT_EQ(OutcomeOf(2).identity_key, "AODB|FLOP|STND|2");
+  EXPECT_EQ(OutcomeOf(3).state, OutcomeState::kSkipped);
+  EXPECT_EQ(OutcomeOf(3).last_error, "unknown-flight:NOPE");
+  auto f = store_->GetFlight("F1");
+  ASSERT_TRUE(f.ok() && f->has_value());
+  EXPECT_EQ((*f)->data.Get("STND"), Value::Text("S1"));
+  EXPECT_EQ((*f)->version, 1);
+  EXPECT_EQ(store_->ReadMeta()->applied_offset, 2);
+}
+
+TEST_F(FoldTest, DuplicateSkippedAlsoWithDifferentBody) {
+  log_.AddMessage(1, kT0, Schedule("1", "F1"));
+  log_.AddMessage(2, kT0, Raw("AODB", "7", "FLOP", "STND", "F1=S1"));
+  log_.AddMessage(3, kT0, Raw("AODB", "7", "FLOP", "STND", "F1=S1"));
+  log_.AddMessage(4, kT0, Raw("AODB", "7", "FLOP", "STND", "F1=S2"));
+  Fold& f = FoldAll();
+  EXPECT_EQ(OutcomeOf(3).state, OutcomeState::kSkipped);
+  EXPECT_EQ(OutcomeOf(3).last_error, "duplicate-of:2");
+  EXPECT_EQ(OutcomeOf(4).last_error, "duplicate-of:2");
+  EXPECT_EQ(f.counters().duplicates, 2);
+  EXPECT_EQ(f.counters().duplicate_body_differs, 1);
+  EXPECT_EQ((*store_->GetFlight("F1"))->data.Get("STND"), Value::Text("S1"));  // never applied
+}
+
+TEST_F(FoldTest, MalformedCopyDoesNotBindIdentity) {
+  log_.AddMessage(1, kT0, Schedule("1", "F1"));
+  log_.AddMessage(2, kT0, Raw("AODB", "7", "FLOP", "STND", "!MALFORMED"));
+  log_.AddMessage(3, kT0, Raw("AODB", "7", "FLOP", "STND", "F1=S1"));
+  FoldAll();
+  EXPECT_EQ(OutcomeOf(2).state, OutcomeState::kDead);
+  EXPECT_EQ(OutcomeOf(2).error_class, "MALFORMED");
+  EXPECT_TRUE(OutcomeOf(2).identity_key.empty());
+  EXPECT_EQ(OutcomeOf(3).state, OutcomeState::kSucceeded);
+}
+
+TEST_F(FoldTest, SeqnWrapStartsNewEpoch) {
+  log_.AddMessage(1, kT0, Schedule("1", "F1"));
+  log_.AddMessage(2, kT0, Raw("AODB", "5", "FLOP", "STND", "F1=S1"));
+  log_.AddMessage(3, kT0, Raw("AODB", "999990", "FLOP", "STND", "F1=S2"));
+  log_.AddMessage(4, kT0, Raw("AODB", "5", "FLOP", "STND", "F1=S3"));  // after the wrap
+  log_.AddMessage(5, kT0, Raw("AODB", "5", "FLOP", "STND", "F1=S3"));  // its duplicate
+  FoldAll();
+  EXPECT_EQ(OutcomeOf(4).state, OutcomeState::kSucceeded);
+  EXPECT_EQ(OutcomeOf(4).identity_key, "AODB|FLOP|STND|5#e1");
+  EXPECT_EQ(OutcomeOf(5).last_error, "duplicate-of:4");
+  EXPECT_EQ((*store_->GetFlight("F1"))->data.Get("STND"), Value::Text("S3"));
+}
+
+TEST_F(FoldTest, IdentityExpiryByCommand) {
+  log_.AddMessage(1, kT0, Schedule("1", "F1"));
+  log_.AddMessage(2, kT0, Raw("AODB", "7", "FLOP", "STND", "F1=S1"));
+  log_.AddCommand(kT0 + 1, IdentityExpiryCommand{kT0 + 1});
+  log_.AddMessage(3, kT0 + 2, Raw("AODB", "7", "FLOP", "STND", "F1=S2"));
+  Fold& f = FoldAll();
+  EXPECT_EQ(f.counters().identities_expired, 2);
+  EXPECT_EQ(OutcomeOf(3).state, OutcomeState::kSucceeded);
+}
+
+TEST_F(FoldTest, IgnoreRuleWinsOverUnsupportedAndBrokenBody) {
+  options_.ignore_rules = {"rsta-*", "XXXX-YY"};
+  decoder_.unsupported = {"YY"};
+  log_.AddMessage(1, kT0, Raw("AODB", "1", "XXXX", "YY", "whatever"));
+  log_.AddMessage(2, kT0, Raw("AODB", "2", "RSTA", "ZZ", "!MALFORMED"));
+  log_.AddMessage(3, kT0, Raw("AODB", "3", "XXXX", "ZZ", "!MALFORMED"));
+  Fold& f = FoldAll();
+  EXPECT_EQ(OutcomeOf(1).state, OutcomeState::kSkipped);
+  EXPECT_EQ(OutcomeOf(1).last_error, "ignored:XXXX-YY");
+  EXPECT_EQ(OutcomeOf(2).last_error, "ignored:rsta-*");
+  EXPECT_EQ(OutcomeOf(3).state, OutcomeState::kDead);
+  EXPECT_EQ(f.counters().ignored, 2);
+}
+
+TEST_F(FoldTest, DeadClassesAndReplay) {
+  decoder_.unsupported = {"NEWS"};
+  log_.AddMessage(1, kT0, Schedule("1", "F1"));
+  log_.AddMessage(2, kT0, Raw("AODB", "2", "FLOP", "STND", "!MALFORMED"));
+  log_.AddMessage(3, kT0, Raw("AODB", "3", "FLOP", "NEWS", "F1=S7"));
+  log_.AddMessage(4, kT0, Raw("AODB", "4", "FLOP", "STND", "!CODEC"));
+  log_.AddMessage(5, kT0, "garbage");
+  FoldAll();
+  EXPECT_EQ(OutcomeOf(2).error_class, "MALFORMED");
+  EXPECT_EQ(OutcomeOf(3).error_class, "UNSUPPORTED");
+  EXPECT_EQ(OutcomeOf(4).error_class, "CODEC_ERROR");
+  EXPECT_EQ(OutcomeOf(5).error_class, "MALFORMED");
+  const Outcome malformed = OutcomeOf(2);
+
+  decoder_.unsupported.clear();  // a new fold version learned NEWS
+  const MicrosSinceEpoch t_cmd = kT0 + 3'600'000'000LL;
+  log_.AddCommand(t_cmd, ReplayCommand{{2, 3, 99}});
+  Fold& f = FoldAll();
+  EXPECT_EQ(OutcomeOf(2), malformed);  // MALFORMED: silently refused
+  const Outcome replayed = OutcomeOf(3);
+  EXPECT_EQ(replayed.state, OutcomeState::kSucceeded);
+  EXPECT_EQ(replayed.log_offset, 5);      // decided at the command's offset
+  EXPECT_EQ(replayed.message_offset, 2);  // bytes from the original record
+  EXPECT_EQ(replayed.decided_micros, t_cmd);
+  EXPECT_EQ(replayed.attempts, 1);
+  EXPECT_EQ(replayed.prev_error, "UNSUPPORTED: no handler NEWS");
+  EXPECT_EQ((*store_->GetFlight("F1"))->data.Get("NEWS"), Value::Text("S7"));
+  EXPECT_EQ((*store_->GetFlight("F1"))->version, 5);
+  EXPECT_EQ(f.counters().replays_refused, 2);
+}
+
+TEST_F(FoldTest, QuarantinedRecordIsDeadWithReason) {
+  log_.AddMessage(1, kT0, Schedule("1", "F1"));
+  log_.AddMessage(2, kT0, Raw("AODB", "2", "FLOP", "STND", "F1=S1"));
+  log_.AddCommand(kT0, QuarantineCommand{1, "crashed twice"});
+  log_.quarantine[1] = "crashed twice";
+  FoldAll();
+  EXPECT_EQ(OutcomeOf(2).state, OutcomeState::kDead);
+  EXPECT_EQ(OutcomeOf(2).error_class, "CODEC_ERROR");
+  EXPECT_EQ(OutcomeOf(2).last_error, "quarantined:crashed twice");
+  EXPECT_FALSE((*store_->GetFlight("F1"))->data.fields.count("STND"));
+}
+
+TEST_F(FoldTest, HistorySweepRemovesOldFlights) {
+  log_.AddMessage(1, kT0,
+                  Raw("AODB", "1", "SCHD", "ADD",
+                      "OLD," + std::to_string(Local(2026, 11, 30, 7)) + ",A320;NEW," +
+                          std::to_string(Local(2026, 12, 3, 7)) + ",A320"));
+  log_.AddCommand(Local(2026, 12, 3, 3, 30), HistorySweepCommand{});  // keep 2 days: cutoff 1 Dec
+  Fold& f = FoldAll();
+  EXPECT_FALSE(store_->GetFlight("OLD")->has_value());
+  EXPECT_TRUE(store_->GetFlight("NEW")->has_value());
+  EXPECT_EQ(f.counters().flights_swept, 1);
+}
+
+TEST_F(FoldTest, RestartContinuesFromAppliedOffset) {
+  log_.AddMessage(1, kT0, Schedule("1", "F1"));
+  log_.AddMessage(2, kT0, Raw("AODB", "2", "FLOP", "STND", "F1=S1"));
+  FoldAll();
+  const std::string d1 = fold_->digest();
+  log_.AddMessage(3, kT0, Raw("AODB", "3", "FLOP", "STND", "F1=S2"));
+  fold_ = MakeFold();  // a restart
+  EXPECT_EQ(fold_->applied_offset(), 1);
+  EXPECT_EQ(fold_->digest(), d1);
+  FoldAll();
+  EXPECT_EQ(fold_->applied_offset(), 2);
+  EXPECT_EQ((*store_->GetFlight("F1"))->data.Get("STND"), Value::Text("S2"));
+}
+
+TEST_F(FoldTest, GapIsAnError) {
+  auto f = MakeFold();
+  std::vector<FoldInput> in(1);
+  in[0].offset = 5;
+  in[0].raw = "x";
+  EXPECT_EQ(f->Process(in).error_class(), ErrorClass::kInternal);
+}
+
+}  // namespace
+}  // namespace msgx
