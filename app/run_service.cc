@@ -13,6 +13,7 @@
 #include "base/stopper.h"
 #include "codecs/sis_decoder.h"
 #include "codecs/time_zone.h"
+#include "state/digest.h"
 #include "state/log_store.h"
 #include "state/state_store.h"
 #include "stream/capture.h"
@@ -273,7 +274,7 @@ int RunService(const Config& config) {
   for (auto& t : threads) t.join();
   http->reset();
   lg->info("msgx run stopped: applied offset {}, digest {}", fold.applied_offset(),
-           fold.digest().substr(0, 16));
+           ToHex(fold.digest()).substr(0, 16));
   return fatal ? 1 : 0;
 }
 
