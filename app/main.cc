@@ -19,6 +19,8 @@ int main(int argc, char** argv) {
   msgx::app::RegisterConfig(root, global, &exit_code);
   msgx::app::RegisterMigrate(root, global, &exit_code);
   msgx::app::RegisterDecode(root, global, &exit_code);
+  msgx::app::RegisterRefold(root, global, &exit_code);
+  msgx::app::RegisterInspect(root, global, &exit_code);
 
   try {
     root.parse(argc, argv);
