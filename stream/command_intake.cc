@@ -6,6 +6,7 @@
 #include <pqxx/pqxx>
 #include <vector>
 
+#include "base/failpoint.h"
 #include "base/log.h"
 
 namespace msgx {
@@ -99,10 +100,9 @@ Result<IntakeOutcome> CommandIntake::Poll() {
     }
     pqxx::nontransaction tx(*conn_);
     pqxx::result r = tx.exec_params(
-        "SELECT id, kind, args::text, issued_by, "
-        "(EXTRACT(EPOCH FROM issued_at) * 1000000)::bigint FROM " +
-            conn_->quote_name(table_) +
-            " WHERE appended_offset IS NULL AND rejected_reason IS NULL ORDER BY id LIMIT $1",
+        "SELECT command_id, kind, args_json, requested_by, "
+        "(EXTRACT(EPOCH FROM created_at) * 1000000)::bigint FROM " +
+            conn_->quote_name(table_) + " WHERE state = 'PENDING' ORDER BY command_id LIMIT $1",
         batch_max_);
     for (const auto& row : r) {
       Row c;
@@ -157,19 +157,22 @@ Result<IntakeOutcome> CommandIntake::Poll() {
     out.appended = static_cast<int>(records.size());
   }
 
+  // A crash here leaves the commands in the log but unmarked (docs/capture.md).
+  if (!mark_ids.empty()) MSGX_FAILPOINT("intake.after-append", std::to_string(mark_ids.back()));
   try {
     pqxx::work tx(*conn_);
     const std::string table = conn_->quote_name(table_);
     if (!mark_ids.empty()) {
       tx.exec_params("UPDATE " + table +
-                         " AS c SET appended_offset = v.off, appended_at = now() "
+                         " AS c SET state = 'APPENDED', log_offset = v.off, appended_at = now() "
                          "FROM unnest($1::bigint[], $2::bigint[]) AS v(id, off) "
-                         "WHERE c.id = v.id AND c.appended_offset IS NULL",
+                         "WHERE c.command_id = v.id AND c.state = 'PENDING'",
                      ArrayLiteral(mark_ids), ArrayLiteral(mark_offsets));
     }
     for (std::size_t i = 0; i < reject_ids.size(); ++i) {
       tx.exec_params(
-          "UPDATE " + table + " SET rejected_reason = $2 WHERE id = $1 AND appended_offset IS NULL",
+          "UPDATE " + table +
+              " SET state = 'REJECTED', error = $2 WHERE command_id = $1 AND state = 'PENDING'",
           reject_ids[i], reject_reasons[i]);
     }
     tx.commit();

@@ -2,23 +2,23 @@
 // `msgx_command` table into the log (SPEC §11, "Commands while the service
 // runs"), in id order, each exactly once.
 //
-// Table shape (docs/capture.md has the DDL): id BIGSERIAL, kind TEXT,
-// args JSONB, issued_by TEXT, issued_at TIMESTAMPTZ, appended_offset BIGINT
-// NULL, appended_at TIMESTAMPTZ NULL, rejected_reason TEXT NULL. A row waits
-// while appended_offset and rejected_reason are both NULL.
+// Table: `msgx_command` of migrations/V1__init.sql: command_id, kind,
+// args_json (JSON text), requested_by, created_at, state (PENDING |
+// APPENDED | REJECTED), log_offset, appended_at, error. A row waits while
+// its state is PENDING.
 //
 // kind and args:
 //   REPLAY           {"mailbox_ids": [id, …]}      (non-empty)
 //   QUARANTINE       {"offset": N, "reason": "…"}
 //   HISTORY_SWEEP    {"cutoff_micros": N}
 //   IDENTITY_EXPIRY  {"before_micros": N}
-// A row that does not parse is not appended; it gets rejected_reason.
+// A row that does not parse is not appended; it becomes REJECTED with error.
 //
 // Crash safety: the log store indexes each appended command by its id in
 // the same WriteBatch as the record (LogStore::AppendCommands). A row found
 // waiting whose id is already in the log (a crash between the append and the
 // UPDATE) is only marked, with the offset it already has: never appended
-// twice. The UPDATE writes only where appended_offset IS NULL.
+// twice. The UPDATE writes only where state is still PENDING.
 //
 // Order: rows are taken in id order. A command whose transaction commits
 // after a higher id was appended is appended after it (commands are
@@ -39,7 +39,7 @@ namespace msgx {
 struct IntakeOutcome {
   int appended = 0;   // new command records
   int recovered = 0;  // already in the log; only the mark was missing
-  int rejected = 0;   // could not be parsed; rejected_reason set
+  int rejected = 0;   // could not be parsed; the row became REJECTED
   bool more = false;  // a full batch: poll again at once
 };
 

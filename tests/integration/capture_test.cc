@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <pqxx/pqxx>
 
+#include "migrations/migrator.h"
 #include "stream/command_intake.h"
 #include "stream/pg_mailbox.h"
 #include "tests/support/servers.h"
@@ -39,22 +40,6 @@ CREATE TABLE cminmsgs (
   cminmsgs_subsystem_type VARCHAR(4),
   cminmsgs_status VARCHAR(20)
 );
-)sql";
-
-// The msgx_command shape command intake assumes (docs/capture.md).
-constexpr const char* kCommandDdl = R"sql(
-CREATE TABLE msgx_command (
-  id BIGSERIAL PRIMARY KEY,
-  kind TEXT NOT NULL,
-  args JSONB NOT NULL DEFAULT '{}'::jsonb,
-  issued_by TEXT NOT NULL,
-  issued_at TIMESTAMPTZ(6) NOT NULL DEFAULT now(),
-  appended_offset BIGINT NULL,
-  appended_at TIMESTAMPTZ(6) NULL,
-  rejected_reason TEXT NULL
-);
-CREATE INDEX msgx_command_waiting ON msgx_command (id)
-  WHERE appended_offset IS NULL AND rejected_reason IS NULL;
 )sql";
 
 std::int64_t Insert(pqxx::transaction_base& tx, const std::string& body) {
@@ -319,9 +304,11 @@ TEST_F(CaptureIntegrationTest, OutageIsAnInfraStatusAndChangesNothing) {
 TEST_F(CaptureIntegrationTest, CommandIntakeAppendsInOrderAndNeverTwice) {
   const std::string own = "own_" + db_.substr(3);
   server_->CreateDatabase(own);
-  server_->Psql(own, kCommandDdl);
+  // The own database as `msgx migrate` makes it.
+  auto migrated = Migrator(MSGX_SOURCE_DIR "/migrations").Migrate(server_->Url(own));
+  ASSERT_TRUE(migrated.ok()) << migrated.status().ToString();
   server_->Psql(own,
-                "INSERT INTO msgx_command (kind, args, issued_by) VALUES "
+                "INSERT INTO msgx_command (kind, args_json, requested_by) VALUES "
                 "('REPLAY', '{\"mailbox_ids\": [7, 8]}', 'alice'),"
                 "('QUARANTINE', '{\"offset\": 3}', 'bob'),"  // no reason: rejected
                 "('IDENTITY_EXPIRY', '{\"before_micros\": 42}', 'msgx:jobs')");
@@ -334,9 +321,10 @@ TEST_F(CaptureIntegrationTest, CommandIntakeAppendsInOrderAndNeverTwice) {
   EXPECT_EQ(out->appended, 2);
   EXPECT_EQ(out->rejected, 1);
   EXPECT_EQ(log_->next_offset(), 3u);
-  EXPECT_EQ(server_->Psql(own, "SELECT id, appended_offset FROM msgx_command ORDER BY id"),
-            "1|1\n2|\n3|2\n");
-  EXPECT_NE(server_->Psql(own, "SELECT rejected_reason FROM msgx_command WHERE id = 2"), "\n");
+  EXPECT_EQ(server_->Psql(
+                own, "SELECT command_id, state, log_offset FROM msgx_command ORDER BY command_id"),
+            "1|APPENDED|1\n2|REJECTED|\n3|APPENDED|2\n");
+  EXPECT_NE(server_->Psql(own, "SELECT error FROM msgx_command WHERE command_id = 2"), "\n");
 
   std::vector<LogEntry> e;
   ASSERT_TRUE(log_->Read(1, 10, &e).ok());
@@ -349,7 +337,8 @@ TEST_F(CaptureIntegrationTest, CommandIntakeAppendsInOrderAndNeverTwice) {
   EXPECT_NE(replay->command->issued_at, 0);
 
   // Crash between the append and the mark: the mark is lost, the log kept.
-  server_->Psql(own, "UPDATE msgx_command SET appended_offset = NULL WHERE id = 3");
+  server_->Psql(
+      own, "UPDATE msgx_command SET state = 'PENDING', log_offset = NULL WHERE command_id = 3");
   capture_.reset();
   log_.reset();
   Open();
@@ -359,10 +348,10 @@ TEST_F(CaptureIntegrationTest, CommandIntakeAppendsInOrderAndNeverTwice) {
   EXPECT_EQ(out->appended, 0);
   EXPECT_EQ(out->recovered, 1);
   EXPECT_EQ(log_->next_offset(), 3u);
-  EXPECT_EQ(server_->Psql(own, "SELECT appended_offset FROM msgx_command WHERE id = 3"), "2\n");
+  EXPECT_EQ(server_->Psql(own, "SELECT log_offset FROM msgx_command WHERE command_id = 3"), "2\n");
 
   server_->Psql(own,
-                "INSERT INTO msgx_command (kind, args, issued_by) VALUES "
+                "INSERT INTO msgx_command (kind, args_json, requested_by) VALUES "
                 "('HISTORY_SWEEP', '{\"cutoff_micros\": 5}', 'msgx:jobs')");
   out = after_crash.Poll();
   ASSERT_TRUE(out.ok());

@@ -1,0 +1,36 @@
+#include "stream/event_replay.h"
+
+namespace msgx {
+namespace {
+
+Result<int> Replay(PgSession* pg, const std::string& where, const std::string& arg,
+                   MicrosSinceEpoch now) {
+  int changed = 0;
+  Status s = pg->Run([&](pqxx::dbtransaction& tx) {
+    pqxx::result r = tx.exec_params(
+        "UPDATE msg_event SET state = 'PENDING', attempts = 0, next_attempt_at = NULL, "
+        "replayed_at = $2::timestamptz WHERE state = 'DEAD' AND " +
+            where,
+        arg, PgTimestamp(now));
+    changed = static_cast<int>(r.affected_rows());
+  });
+  if (!s.ok()) return s;
+  return changed;
+}
+
+}  // namespace
+
+Result<int> ReplayDeadEvents(PgSession* pg, const std::vector<std::int64_t>& event_ids,
+                             MicrosSinceEpoch now) {
+  std::string a = "{";
+  for (size_t i = 0; i < event_ids.size(); ++i) a += (i ? "," : "") + std::to_string(event_ids[i]);
+  a += "}";
+  return Replay(pg, "event_id = ANY($1::bigint[])", a, now);
+}
+
+Result<int> ReplayDeadEventsOfTarget(PgSession* pg, const std::string& target,
+                                     MicrosSinceEpoch now) {
+  return Replay(pg, "target = $1", target, now);
+}
+
+}  // namespace msgx

@@ -1,0 +1,49 @@
+// PgSession: one PostgreSQL connection of msgx's own database, with the
+// error rule of SPEC §10 applied at the adapter.
+//
+// Run() executes a function inside one transaction and commits it. Errors:
+//   - connection lost or refused, server shutting down, serialisation or
+//     deadlock, out of resources: kInfra (an outage: retry, charge nothing);
+//     the connection is dropped and re-opened on the next Run();
+//   - SQLSTATE class 22 (data) or 23 (constraint): kInternal. The fold
+//     bounds everything it writes, so this is a bug: stop with an alarm, do
+//     not retry as an outage;
+//   - any other SQL error: kInternal.
+//
+// Thread-safety: not thread-safe; one session per thread.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <pqxx/pqxx>
+#include <string>
+
+#include "base/clock.h"
+#include "base/result.h"
+
+namespace msgx {
+
+class PgSession {
+ public:
+  explicit PgSession(std::string url);
+  ~PgSession();
+  PgSession(const PgSession&) = delete;
+  PgSession& operator=(const PgSession&) = delete;
+
+  // Runs `fn` in one transaction (READ COMMITTED) and commits.
+  Status Run(const std::function<void(pqxx::dbtransaction&)>& fn);
+
+  const std::string& url() const { return url_; }
+
+ private:
+  std::string url_;
+  std::unique_ptr<pqxx::connection> conn_;
+};
+
+// "2026-11-30 02:48:34.123456+00": a TIMESTAMPTZ literal for a UTC instant.
+std::string PgTimestamp(MicrosSinceEpoch micros);
+
+// Classifies an exception thrown by libpqxx as above.
+Status PgErrorStatus(const std::exception& e, const std::string& what);
+
+}  // namespace msgx

@@ -1,0 +1,377 @@
+// The outbox dispatcher against a real PostgreSQL (migrated with the real
+// migrations) and librdkafka's mock cluster, read back by a read_committed
+// consumer.
+#include "stream/dispatcher.h"
+
+#include <gtest/gtest.h>
+#include <librdkafka/rdkafka.h>
+#include <librdkafka/rdkafka_mock.h>
+
+#include <atomic>
+#include <set>
+
+#include "migrations/migrator.h"
+#include "stream/event_replay.h"
+#include "stream/kafka_publisher.h"
+#include "tests/support/servers.h"
+
+namespace msgx {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+struct Seen {
+  std::string key, value;
+  std::map<std::string, std::string> headers;
+};
+
+std::vector<Seen> ConsumeAll(const std::string& bootstrap, const std::string& topic, size_t want,
+                             milliseconds wait) {
+  char err[512];
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), err, sizeof(err));
+  rd_kafka_conf_set(conf, "group.id", "dispatcher-test", err, sizeof(err));
+  rd_kafka_conf_set(conf, "isolation.level", "read_committed", err, sizeof(err));
+  rd_kafka_t* c = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err));
+  rd_kafka_topic_partition_list_t* parts = rd_kafka_topic_partition_list_new(1);
+  rd_kafka_topic_partition_list_add(parts, topic.c_str(), 0)->offset = RD_KAFKA_OFFSET_BEGINNING;
+  rd_kafka_assign(c, parts);
+  rd_kafka_topic_partition_list_destroy(parts);
+  std::vector<Seen> out;
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  while (out.size() < want && std::chrono::steady_clock::now() < deadline) {
+    rd_kafka_message_t* m = rd_kafka_consumer_poll(c, 100);
+    if (m == nullptr) continue;
+    if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      Seen s;
+      s.key.assign(static_cast<const char*>(m->key), m->key_len);
+      s.value.assign(static_cast<const char*>(m->payload), m->len);
+      rd_kafka_headers_t* h = nullptr;
+      if (rd_kafka_message_headers(m, &h) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+        const char* n = nullptr;
+        const void* v = nullptr;
+        size_t sz = 0;
+        for (size_t i = 0; rd_kafka_header_get_all(h, i, &n, &v, &sz) == 0; ++i) {
+          s.headers[n] = std::string(static_cast<const char*>(v), sz);
+        }
+      }
+      out.push_back(std::move(s));
+    }
+    rd_kafka_message_destroy(m);
+  }
+  rd_kafka_consumer_close(c);
+  rd_kafka_destroy(c);
+  return out;
+}
+
+// Wraps a real publisher; while `outage` is set it fails every batch as an
+// outage without sending (the seam test double for "the broker is down").
+class SwitchablePublisher final : public Publisher {
+ public:
+  explicit SwitchablePublisher(Publisher* real) : real_(real) {}
+  PublishResult Publish(std::span<const OutgoingMessage> batch) override {
+    ++calls;
+    if (outage) {
+      PublishResult r;
+      r.outage = Status::Infra("test: broker unreachable");
+      return r;
+    }
+    return real_->Publish(batch);
+  }
+  bool outage = false;
+  int calls = 0;
+
+ private:
+  Publisher* real_;
+};
+
+class DispatcherTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { pg_ = testing::PgServer::Start().release(); }
+  static void TearDownTestSuite() {
+    delete pg_;
+    pg_ = nullptr;
+  }
+
+  void SetUp() override {
+    const std::string db = "disp_" + std::to_string(++db_counter_);
+    pg_->CreateDatabase(db);
+    url_ = pg_->Url(db);
+    auto report = Migrator(MSGX_SOURCE_DIR "/migrations").Migrate(url_);
+    ASSERT_TRUE(report.ok()) << report.status().ToString();
+    session_ = std::make_unique<PgSession>(url_);
+    kafka_ = testing::KafkaMock::Start(1);
+    kafka_->CreateTopic("t.msg", 1);
+    kafka_->CreateTopic("t.schd", 1);
+  }
+
+  std::unique_ptr<KafkaPublisher> MakePublisher(std::map<std::string, std::string> props = {}) {
+    KafkaPublisherOptions o;
+    o.bootstrap_servers = kafka_->Bootstrap();
+    o.producer = std::move(props);
+    o.transactional_id = "disp-test-" + std::to_string(db_counter_);
+    o.txn_timeout = milliseconds(3000);
+    auto p = KafkaPublisher::Create(o);
+    EXPECT_TRUE(p.ok()) << p.status().ToString();
+    return p.ok() ? std::move(p.value()) : nullptr;
+  }
+
+  DispatcherOptions Options(const std::string& target, const std::string& topic) {
+    DispatcherOptions o;
+    o.target = target;
+    o.topic = topic;
+    o.max_attempts = 3;
+    o.claim_limit = 100;
+    o.aggregate = target == "KAFKA:schd";
+    return o;
+  }
+
+  void InsertEvent(const std::string& target, const std::string& flid, std::int64_t version,
+                   const std::string& payload) {
+    pg_->Psql(url_db(),
+              "INSERT INTO msg_event (event_key, target, partition_key, event_type, "
+              "state_version, payload_json, created_at, source_msg_id) VALUES ('" +
+                  target + ":" + std::to_string(version) + ":0', '" + target + "', '" + flid +
+                  "', 'UPSERT', " + std::to_string(version) + ", '" + payload + "', now(), " +
+                  std::to_string(1000 + version) + ")");
+  }
+
+  std::string Query(const std::string& sql) {
+    std::string out = pg_->Psql(url_db(), sql);
+    while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+    return out;
+  }
+  std::string url_db() const { return url_.substr(url_.rfind('/') + 1); }
+
+  // Steps until idle/gated/waiting (bounded).
+  std::vector<DispatchStep> Drain(Dispatcher& d, int max_steps = 50) {
+    std::vector<DispatchStep> steps;
+    for (int i = 0; i < max_steps; ++i) {
+      auto s = d.Step();
+      EXPECT_TRUE(s.ok()) << s.status().ToString();
+      if (!s.ok()) break;
+      steps.push_back(*s);
+      if (s->kind != DispatchStep::Kind::kSent && s->kind != DispatchStep::Kind::kCharged) break;
+    }
+    return steps;
+  }
+
+  static testing::PgServer* pg_;
+  static int db_counter_;
+  std::string url_;
+  std::unique_ptr<PgSession> session_;
+  std::unique_ptr<testing::KafkaMock> kafka_;
+  ManualClock clock_{1'796'000'000'000'000};
+};
+testing::PgServer* DispatcherTest::pg_ = nullptr;
+int DispatcherTest::db_counter_ = 0;
+
+TEST_F(DispatcherTest, DeliversEveryEventInOrderPerKeyWithHeaders) {
+  for (int v = 1; v <= 60; ++v) {
+    InsertEvent("KAFKA:msg", "F" + std::to_string(v % 5), v, "{\"v\":" + std::to_string(v) + "}");
+  }
+  auto pub = MakePublisher();
+  Dispatcher d(
+      session_.get(), pub.get(), [] { return Result<std::int64_t>(1000); }, &clock_,
+      Options("KAFKA:msg", "t.msg"));
+  Drain(d);
+  EXPECT_EQ(Query("SELECT count(*) FROM msg_event WHERE state = 'SENT' AND sent_at IS NOT NULL"),
+            "60");
+  auto got = ConsumeAll(kafka_->Bootstrap(), "t.msg", 60, seconds(10));
+  ASSERT_EQ(got.size(), 60u);
+  std::map<std::string, int> last_version;
+  std::set<std::string> ids;
+  for (const auto& m : got) {
+    int v = std::stoi(m.value.substr(5));
+    EXPECT_GT(v, last_version[m.key]) << m.key;
+    last_version[m.key] = v;
+    ids.insert(m.headers.at("msgx-event-id"));
+    EXPECT_EQ(m.headers.at("msgx-mailbox-id"), std::to_string(1000 + v));
+    EXPECT_EQ(m.headers.at("msgx-type"), "UPSERT");
+    EXPECT_EQ(m.headers.count("msgx-replay"), 0u);
+  }
+  EXPECT_EQ(ids.size(), 60u);
+}
+
+TEST_F(DispatcherTest, NothingIsPublishedBeyondTheMirrorOffset) {
+  InsertEvent("KAFKA:msg", "F1", 5, "{\"v\":5}");
+  InsertEvent("KAFKA:msg", "F1", 15, "{\"v\":15}");
+  std::atomic<std::int64_t> mirror{-1};
+  auto pub = MakePublisher();
+  Dispatcher d(
+      session_.get(), pub.get(), [&] { return Result<std::int64_t>(mirror.load()); }, &clock_,
+      Options("KAFKA:msg", "t.msg"));
+  auto s = d.Step();
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->kind, DispatchStep::Kind::kGated);  // the mirror holds nothing yet
+  mirror = 10;
+  auto steps = Drain(d);
+  EXPECT_EQ(steps.back().kind, DispatchStep::Kind::kGated);
+  EXPECT_EQ(Query("SELECT string_agg(state, ',' ORDER BY event_id) FROM msg_event"),
+            "SENT,PENDING");
+  mirror = 15;
+  Drain(d);
+  EXPECT_EQ(Query("SELECT string_agg(state, ',' ORDER BY event_id) FROM msg_event"), "SENT,SENT");
+}
+
+TEST_F(DispatcherTest, OutageChargesNothingAndDeliveryResumes) {
+  for (int v = 1; v <= 5; ++v)
+    InsertEvent("KAFKA:msg", "F1", v, "{\"v\":" + std::to_string(v) + "}");
+  auto real = MakePublisher();
+  rd_kafka_mock_broker_set_down(kafka_->cluster(), 1);
+  Dispatcher d(
+      session_.get(), real.get(), [] { return Result<std::int64_t>(100); }, &clock_,
+      Options("KAFKA:msg", "t.msg"));
+  auto s = d.Step();
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->kind, DispatchStep::Kind::kStalled);
+  EXPECT_TRUE(d.stalled());
+  EXPECT_EQ(Query("SELECT count(*) FROM msg_event WHERE attempts > 0 OR state <> 'PENDING'"), "0");
+  rd_kafka_mock_broker_set_up(kafka_->cluster(), 1);
+  for (int i = 0; i < 10 && Query("SELECT count(*) FROM msg_event WHERE state='SENT'") != "5";
+       ++i) {
+    ASSERT_TRUE(d.Step().ok());
+  }
+  EXPECT_EQ(Query("SELECT count(*) FROM msg_event WHERE state = 'SENT'"), "5");
+  EXPECT_EQ(Query("SELECT count(*) FROM msg_event WHERE state = 'DEAD'"), "0");
+  EXPECT_FALSE(d.stalled());
+  auto got = ConsumeAll(kafka_->Bootstrap(), "t.msg", 5, seconds(5));
+  ASSERT_EQ(got.size(), 5u);
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(got[i].value, "{\"v\":" + std::to_string(i + 1) + "}");
+}
+
+TEST_F(DispatcherTest, PermanentErrorChargesOnlyTheCulpritThenDlqAndReplay) {
+  InsertEvent("KAFKA:msg", "F1", 1, "{\"v\":1}");
+  InsertEvent("KAFKA:msg", "F2", 2, "{\"v\":2,\"pad\":\"" + std::string(3000, 'x') + "\"}");
+  InsertEvent("KAFKA:msg", "F1", 3, "{\"v\":3}");
+  auto pub = MakePublisher({{"message.max.bytes", "2000"}});
+  Dispatcher d(
+      session_.get(), pub.get(), [] { return Result<std::int64_t>(100); }, &clock_,
+      Options("KAFKA:msg", "t.msg"));
+  auto s = d.Step();
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->kind, DispatchStep::Kind::kCharged);
+  EXPECT_EQ(s->sent, 1);  // event 1 went alone before the culprit
+  EXPECT_EQ(
+      Query("SELECT string_agg(state || '/' || attempts, ',' ORDER BY event_id) FROM msg_event"),
+      "SENT/1,PENDING/1,PENDING/0");
+  // The culprit holds the head while it backs off: event 3 does not overtake.
+  s = d.Step();
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->kind, DispatchStep::Kind::kWaitingHead);
+  for (int attempt = 2; attempt <= 3; ++attempt) {
+    clock_.Advance(std::chrono::minutes(2));
+    s = d.Step();
+    ASSERT_TRUE(s.ok());
+    EXPECT_EQ(s->kind, DispatchStep::Kind::kCharged);
+  }
+  EXPECT_EQ(d.dead_total(), 1);
+  EXPECT_EQ(Query("SELECT state || '/' || error_class FROM msg_event WHERE event_id = 2"),
+            "DEAD/KAFKA_PERMANENT");
+  Drain(d);  // event 3 now goes
+  EXPECT_EQ(Query("SELECT string_agg(state, ',' ORDER BY event_id) FROM msg_event"),
+            "SENT,DEAD,SENT");
+
+  // An operator replays the DEAD event; with the limit lifted it is delivered, marked.
+  auto replayed = ReplayDeadEvents(session_.get(), {2}, clock_.NowMicros());
+  ASSERT_TRUE(replayed.ok());
+  EXPECT_EQ(*replayed, 1);
+  EXPECT_EQ(
+      Query("SELECT state || '/' || attempts || '/' || (last_error IS NOT NULL) FROM msg_event "
+            "WHERE event_id = 2"),
+      "PENDING/0/true");
+  auto big = MakePublisher({{"message.max.bytes", "100000"}});
+  Dispatcher d2(
+      session_.get(), big.get(), [] { return Result<std::int64_t>(100); }, &clock_,
+      Options("KAFKA:msg", "t.msg"));
+  Drain(d2);
+  auto got = ConsumeAll(kafka_->Bootstrap(), "t.msg", 3, seconds(10));
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(got[0].value, "{\"v\":1}");
+  EXPECT_EQ(got[1].value, "{\"v\":3}");
+  EXPECT_EQ(got[2].headers.at("msgx-replay"), "1");
+  EXPECT_EQ(got[2].headers.at("msgx-event-id"), "KAFKA:msg:2:0");
+}
+
+TEST_F(DispatcherTest, ScheduleBatchKeepsLatestPerFlidAndWaitsForThePeriod) {
+  InsertEvent("KAFKA:schd", "A", 1, "{\"flid\":\"A\",\"v\":1}");
+  InsertEvent("KAFKA:schd", "B", 2, "{\"flid\":\"B\",\"v\":2}");
+  InsertEvent("KAFKA:schd", "A", 3, "{\"flid\":\"A\",\"v\":3}");
+  auto pub = MakePublisher();
+  Dispatcher d(
+      session_.get(), pub.get(), [] { return Result<std::int64_t>(100); }, &clock_,
+      Options("KAFKA:schd", "t.schd"));
+  auto s = d.Step();
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->kind, DispatchStep::Kind::kBatching);
+  clock_.Advance(seconds(3));
+  s = d.Step();
+  ASSERT_TRUE(s.ok());
+  ASSERT_EQ(s->kind, DispatchStep::Kind::kSent);
+  EXPECT_EQ(s->sent, 3);
+  EXPECT_EQ(Query("SELECT count(DISTINCT batch_id) || '/' || min(batch_id) FROM msg_event"), "1/1");
+  auto got = ConsumeAll(kafka_->Bootstrap(), "t.schd", 1, seconds(10));
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].key, "schedule");
+  EXPECT_EQ(got[0].value, "[{\"flid\":\"B\",\"v\":2},{\"flid\":\"A\",\"v\":3}]");
+  EXPECT_EQ(got[0].headers.at("msgx-event-id"), "schd-batch:1");
+}
+
+TEST_F(DispatcherTest, FailedScheduleFlushIsRetriedWithTheSameMembership) {
+  InsertEvent("KAFKA:schd", "A", 1, "{\"v\":1}");
+  InsertEvent("KAFKA:schd", "B", 2, "{\"v\":2}");
+  auto real = MakePublisher();
+  SwitchablePublisher pub(real.get());
+  pub.outage = true;
+  DispatcherOptions o = Options("KAFKA:schd", "t.schd");
+  o.flush_limit = 2;  // full at once
+  Dispatcher d(
+      session_.get(), &pub, [] { return Result<std::int64_t>(100); }, &clock_, o);
+  auto s = d.Step();
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->kind, DispatchStep::Kind::kStalled);
+  EXPECT_EQ(
+      Query(
+          "SELECT string_agg(coalesce(batch_id::text, '-'), ',' ORDER BY event_id) FROM msg_event"),
+      "1,1");
+  InsertEvent("KAFKA:schd", "C", 3, "{\"v\":3}");  // arrives meanwhile
+  pub.outage = false;
+  s = d.Step();
+  ASSERT_TRUE(s.ok());
+  ASSERT_EQ(s->kind, DispatchStep::Kind::kSent);
+  EXPECT_EQ(s->sent, 2);
+  auto got = ConsumeAll(kafka_->Bootstrap(), "t.schd", 1, seconds(10));
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].value, "[{\"v\":1},{\"v\":2}]");  // exactly the original members
+  EXPECT_EQ(Query("SELECT string_agg(state || '/' || coalesce(batch_id::text, '-'), ',' ORDER BY "
+                  "event_id) FROM msg_event"),
+            "SENT/1,SENT/1,PENDING/-");
+}
+
+TEST_F(DispatcherTest, OversizedScheduleBatchIsSplitByTheByteCap) {
+  for (int v = 1; v <= 6; ++v) {
+    InsertEvent("KAFKA:schd", "F" + std::to_string(v), v,
+                "{\"v\":" + std::to_string(v) + ",\"pad\":\"" + std::string(90, 'x') + "\"}");
+  }
+  auto pub = MakePublisher();
+  DispatcherOptions o = Options("KAFKA:schd", "t.schd");
+  o.max_batch_bytes = 250;  // two ~100-byte payloads per batch
+  Dispatcher d(
+      session_.get(), pub.get(), [] { return Result<std::int64_t>(100); }, &clock_, o);
+  auto steps = Drain(d);
+  // Two full batches go at once; the remainder waits for the flush period.
+  EXPECT_EQ(steps.back().kind, DispatchStep::Kind::kBatching);
+  EXPECT_EQ(Query("SELECT count(*) FROM msg_event WHERE state = 'SENT'"), "4");
+  clock_.Advance(seconds(3));
+  Drain(d);
+  EXPECT_EQ(Query("SELECT count(*) FROM msg_event WHERE state = 'SENT'"), "6");
+  EXPECT_EQ(Query("SELECT count(DISTINCT batch_id) FROM msg_event"), "3");
+  EXPECT_EQ(Query("SELECT count(*) FROM msg_event WHERE state = 'DEAD'"), "0");
+  auto got = ConsumeAll(kafka_->Bootstrap(), "t.schd", 3, seconds(10));
+  ASSERT_EQ(got.size(), 3u);
+  for (const auto& m : got) EXPECT_LE(m.value.size(), 250u);
+}
+
+}  // namespace
+}  // namespace msgx
