@@ -16,6 +16,7 @@
 
 #include "migrations/migrator.h"
 #include "stream/command_intake.h"
+#include "stream/mailbox_schema.h"
 #include "stream/pg_mailbox.h"
 #include "tests/support/servers.h"
 
@@ -25,22 +26,6 @@ namespace {
 namespace fs = std::filesystem;
 using std::chrono::minutes;
 using Ids = std::vector<std::int64_t>;
-
-// SPEC §10, exactly: the mailbox is not ours; this shape is for tests only.
-constexpr const char* kMailboxDdl = R"sql(
-CREATE TABLE cminmsgs (
-  cminmsgs_id BIGSERIAL PRIMARY KEY,
-  cminmsgs_clob_msg TEXT NOT NULL,
-  cminmsgs_date_received TIMESTAMP,
-  cminmsgs_date_processed TIMESTAMP,
-  cminmsgs_subsystem_name VARCHAR(4),
-  cminmsgs_subsystem_sequence INT,
-  cminmsgs_subsystem_date_sent TIMESTAMP,
-  cminmsgs_subsystem_subtype VARCHAR(4),
-  cminmsgs_subsystem_type VARCHAR(4),
-  cminmsgs_status VARCHAR(20)
-);
-)sql";
 
 std::int64_t Insert(pqxx::transaction_base& tx, const std::string& body) {
   pqxx::result r = tx.exec_params(
@@ -64,7 +49,7 @@ class CaptureIntegrationTest : public ::testing::Test {
                    [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     db_ = "mb_" + name.substr(0, 50);
     server_->CreateDatabase(db_);
-    server_->Psql(db_, kMailboxDdl);
+    server_->Psql(db_, kLocalMailboxDdl);
     url_ = server_->Url(db_);
     dir_ =
         fs::temp_directory_path() / ("msgx-capture-it-" + std::to_string(::getpid()) + "-" + name);

@@ -1,0 +1,70 @@
+// PgLeadership: the PostgreSQL half of the single-writer rule
+// (ARCHITECTURE.md, "Single writer"; SPEC §9 I1).
+//
+// TryAcquire() takes a session-level advisory lock on a connection it keeps
+// open for as long as it leads. With the lock it grants a new epoch in the
+// `pipeline` row: `leader_epoch = leader_epoch + 1`, creating the row on
+// first use with this process's log UUID. A `pipeline` row that belongs to
+// another log is refused (kConfig): a fresh state.dir pointed at the same
+// databases by mistake must not write.
+//
+// When the leader dies its connection closes and PostgreSQL releases the
+// lock, so a waiting successor acquires it on its next try and bumps the
+// epoch. Every write of the leader's stages checks its epoch inside its own
+// transaction (CheckEpoch), so a stale leader that has not noticed yet
+// cannot commit anything.
+//
+// Thread-safety: not thread-safe; one thread owns it. CheckEpoch is a free
+// function usable in any transaction.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <pqxx/pqxx>
+#include <string>
+
+#include "base/result.h"
+
+namespace msgx {
+
+struct LeadershipAttempt {
+  bool leader = false;
+  std::int64_t epoch = 0;  // when leader
+  std::string holder;      // when not: who holds the lock
+};
+
+class PgLeadership {
+ public:
+  // 0x6d7367786c656164 = "msgxlead".
+  static constexpr std::int64_t kLockKey = 0x6d7367786c656164;
+
+  PgLeadership(std::string url, std::string log_uuid, std::string pipeline = "main");
+  ~PgLeadership();
+
+  // Non-blocking. kInfra when PostgreSQL is unreachable; kConfig for a
+  // pipeline row of another log.
+  Result<LeadershipAttempt> TryAcquire();
+  // kInfra when the lock connection is gone: leadership is lost.
+  Status CheckAlive();
+  // Drops the lock (and the connection).
+  void Release();
+
+  bool leader() const { return epoch_ > 0; }
+  std::int64_t epoch() const { return epoch_; }
+
+ private:
+  std::string url_;
+  std::string log_uuid_;
+  std::string pipeline_;
+  std::unique_ptr<pqxx::connection> conn_;
+  std::int64_t epoch_ = 0;
+};
+
+// Inside a writer's transaction: kInfra "stale epoch" unless `pipeline`'s
+// leader_epoch equals `epoch` and its log_uuid equals `log_uuid`. Takes a
+// row lock (FOR SHARE) so that no new epoch is granted until it commits.
+Status CheckEpoch(pqxx::dbtransaction& tx, const std::string& pipeline, std::int64_t epoch,
+                  const std::string& log_uuid);
+
+}  // namespace msgx
