@@ -23,6 +23,10 @@ flatbuffers::Offset<fb::Command> BuildCommand(flatbuffers::FlatBufferBuilder& b,
         } else if constexpr (std::is_same_v<T, HistorySweepArgs>) {
           type = fb::CommandBody::HistorySweep;
           body = fb::CreateHistorySweep(b, args.cutoff).Union();
+        } else if constexpr (std::is_same_v<T, ExhaustArgs>) {
+          type = fb::CommandBody::Exhaust;
+          body =
+              fb::CreateExhaust(b, args.offset, args.attempts, b.CreateString(args.reason)).Union();
         } else {
           type = fb::CommandBody::IdentityExpiry;
           body = fb::CreateIdentityExpiry(b, args.before).Union();
@@ -119,6 +123,11 @@ Result<LogRecordData> ToLogRecordData(std::string_view bytes, MicrosSinceEpoch* 
       case fb::CommandBody::IdentityExpiry:
         cd.args = IdentityExpiryArgs{c->body_as_IdentityExpiry()->before_micros()};
         break;
+      case fb::CommandBody::Exhaust: {
+        const fb::Exhaust* x = c->body_as_Exhaust();
+        cd.args = ExhaustArgs{x->offset(), x->attempts(), x->reason() ? x->reason()->str() : ""};
+        break;
+      }
       default:
         return Status::Internal("log record has an unknown command body");
     }

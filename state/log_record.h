@@ -39,7 +39,14 @@ struct IdentityExpiryArgs {
   MicrosSinceEpoch before = 0;
   bool operator==(const IdentityExpiryArgs&) const = default;
 };
-using CommandArgs = std::variant<ReplayArgs, QuarantineArgs, HistorySweepArgs, IdentityExpiryArgs>;
+struct ExhaustArgs {
+  std::uint64_t offset = 0;
+  int attempts = 0;
+  std::string reason;
+  bool operator==(const ExhaustArgs&) const = default;
+};
+using CommandArgs =
+    std::variant<ReplayArgs, QuarantineArgs, HistorySweepArgs, IdentityExpiryArgs, ExhaustArgs>;
 
 struct CommandData {
   CommandArgs args;

@@ -56,6 +56,7 @@ FoldOptions FoldOptions::FromConfig(const Config& c, const AirportZone* zone) {
   o.identity_window = c.identity_window;
   o.history_keep_days = c.history_keep_days;
   o.snapshot_clear_missing = c.schd_snapshot_clear_missing;
+  o.retry_deterministic = c.pipeline.retry_deterministic;
   o.zone = zone;
   return o;
 }
@@ -106,7 +107,9 @@ Status Fold::CommitPending() {
 }
 
 Status Fold::Process(const std::vector<FoldInput>& records) {
-  for (const FoldInput& r : records) {
+  held_.reset();
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const FoldInput& r = records[i];
     if (r.offset <= last_) continue;
     if (r.offset != last_ + 1) {
       Rollback();
@@ -123,6 +126,20 @@ Status Fold::Process(const std::vector<FoldInput>& records) {
     if (!folded.ok()) {
       Rollback();
       return folded;
+    }
+    if (held_) {
+      // Seed mode: a failed head. Drop the pending batch (its overlay holds
+      // the head's partial effects), fold the records before the head again
+      // (deterministic: the same result) and commit them; stop there.
+      const HeldHead head = *held_;
+      Rollback();
+      std::vector<FoldInput> prefix;
+      for (std::size_t k = 0; k < i; ++k) {
+        if (records[k].offset > applied_) prefix.push_back(records[k]);
+      }
+      Status s = Process(prefix);
+      held_ = head;
+      return s;
     }
     digest_ = ChainDigest(digest_, canon);
     last_ = r.offset;
@@ -199,6 +216,10 @@ Status Fold::FoldOne(const FoldInput& r, std::string* canon) {
             canon->append(std::to_string(c.offset));
           } else if constexpr (std::is_same_v<T, HistorySweepCommand>) {
             s = Sweep(r, c, canon);
+          } else if constexpr (std::is_same_v<T, ExhaustCommand>) {
+            // Consulted at the exhausted message's offset, like quarantine.
+            canon->append(",\"exhaust\":");
+            canon->append(std::to_string(c.offset));
           } else {
             s = Expire(r, c, canon);
           }
@@ -207,6 +228,17 @@ Status Fold::FoldOne(const FoldInput& r, std::string* canon) {
   } else {
     auto m = DecideMessage(r.raw, r.mailbox_id, r.offset, r.append_micros, r.offset);
     if (!m.ok()) return m.status();
+    if (options_.retry_deterministic && m->outcome.state == OutcomeState::kDead) {
+      // Seed mode (SPEC §3): hold the head, unless its retries ran out.
+      Outcome& o = m->outcome;
+      if (auto reason = log_ ? log_->ExhaustReason(r.offset) : std::nullopt) {
+        o.last_error = "exhausted:" + *reason + ": " + o.error_class + ": " + o.last_error;
+        o.error_class = "EXHAUSTED";
+      } else {
+        held_ = HeldHead{r.offset, r.mailbox_id, o.error_class, o.last_error};
+        return {};
+      }
+    }
     RecordMessage(r.offset, 0, *m, canon);
   }
   canon->push_back('}');

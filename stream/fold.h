@@ -61,9 +61,21 @@ struct FoldOptions {
   Millis identity_window{30LL * 24 * 3'600'000};
   int history_keep_days = 2;
   bool snapshot_clear_missing = false;
+  // Seed mode (pipeline.retry-deterministic): a deterministic failure holds
+  // the head instead of going DEAD, until an EXHAUST command for it is in
+  // the log (see held()).
+  bool retry_deterministic = false;
   const AirportZone* zone = nullptr;  // REQUIRED, outlives the Fold
 
   static FoldOptions FromConfig(const Config& c, const AirportZone* zone);
+};
+
+// Seed mode: the message that failed deterministically and holds the head.
+struct HeldHead {
+  std::int64_t offset = 0;
+  std::int64_t mailbox_id = 0;
+  std::string error_class;
+  std::string error;
 };
 
 struct FoldCounters {
@@ -107,6 +119,11 @@ class Fold {
   Status Process(const std::vector<FoldInput>& records);
 
   std::int64_t applied_offset() const { return applied_; }
+  // Seed mode: set when the last Process() stopped at a failed head. Every
+  // record before it is committed; nothing at or after it is applied. The
+  // caller waits (stream/head_retry.h) and calls Process() again from
+  // applied_offset() + 1, or appends an EXHAUST command for it first.
+  const std::optional<HeldHead>& held() const { return held_; }
   const std::string& digest() const { return committed_digest_; }
   std::int64_t generation() const { return committed_generation_; }
   const FoldCounters& counters() const { return counters_; }
@@ -145,6 +162,7 @@ class Fold {
   std::string digest_;
   std::int64_t generation_ = 0;
   int pending_records_ = 0;
+  std::optional<HeldHead> held_;
 };
 
 }  // namespace msgx

@@ -32,8 +32,14 @@ struct HistorySweepCommand {
 struct IdentityExpiryCommand {
   MicrosSinceEpoch before = 0;  // 0: record time - identity.window
 };
-using FoldCommand =
-    std::variant<ReplayCommand, QuarantineCommand, HistorySweepCommand, IdentityExpiryCommand>;
+// Seed mode: the message at `offset` exhausted its retries (SPEC §3).
+struct ExhaustCommand {
+  std::int64_t offset = 0;
+  int attempts = 0;
+  std::string reason;
+};
+using FoldCommand = std::variant<ReplayCommand, QuarantineCommand, HistorySweepCommand,
+                                 IdentityExpiryCommand, ExhaustCommand>;
 
 struct FoldInput {
   std::int64_t offset = 0;
@@ -74,6 +80,11 @@ class LogSource {
   // The reason when `offset` is quarantined (the index written with the
   // quarantine command), or nullopt.
   virtual std::optional<std::string> QuarantineReason(std::int64_t offset) const = 0;
+  // Seed mode: the reason when the message at `offset` exhausted its retries
+  // (an EXHAUST command in the log), or nullopt.
+  virtual std::optional<std::string> ExhaustReason(std::int64_t /*offset*/) const {
+    return std::nullopt;
+  }
 };
 
 }  // namespace msgx

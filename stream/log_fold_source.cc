@@ -22,6 +22,8 @@ Result<FoldInput> ToFoldInput(std::uint64_t offset, std::string_view bytes) {
             in.command = QuarantineCommand{static_cast<std::int64_t>(a.offset), a.reason};
           } else if constexpr (std::is_same_v<T, HistorySweepArgs>) {
             in.command = HistorySweepCommand{a.cutoff};
+          } else if constexpr (std::is_same_v<T, ExhaustArgs>) {
+            in.command = ExhaustCommand{static_cast<std::int64_t>(a.offset), a.attempts, a.reason};
           } else {
             in.command = IdentityExpiryCommand{a.before};
           }
@@ -47,6 +49,7 @@ Status LogFoldSource::ReadBatch(std::uint64_t from, std::size_t max,
 
 Status LogFoldSource::BuildQuarantineIndex() {
   quarantine_.clear();
+  exhausted_.clear();
   std::uint64_t from = 0;
   for (;;) {
     std::vector<FoldInput> batch;
@@ -56,6 +59,8 @@ Status LogFoldSource::BuildQuarantineIndex() {
       if (in.command) {
         if (const auto* q = std::get_if<QuarantineCommand>(&*in.command)) {
           quarantine_.emplace(q->offset, q->reason);
+        } else if (const auto* x = std::get_if<ExhaustCommand>(&*in.command)) {
+          exhausted_.emplace(x->offset, x->reason);
         }
       }
     }
@@ -74,6 +79,12 @@ Result<std::optional<FoldInput>> LogFoldSource::ReadAt(std::int64_t offset) cons
 std::optional<std::string> LogFoldSource::QuarantineReason(std::int64_t offset) const {
   auto it = quarantine_.find(offset);
   if (it == quarantine_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<std::string> LogFoldSource::ExhaustReason(std::int64_t offset) const {
+  auto it = exhausted_.find(offset);
+  if (it == exhausted_.end()) return std::nullopt;
   return it->second;
 }
 

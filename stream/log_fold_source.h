@@ -34,15 +34,17 @@ class LogFoldSource final : public LogSource {
 
   // Reads up to `max` records from `from` as FoldInputs.
   Status ReadBatch(std::uint64_t from, std::size_t max, std::vector<FoldInput>* out) const;
-  // Scans the whole log for quarantine commands.
+  // Scans the whole log for quarantine and exhaust commands.
   Status BuildQuarantineIndex();
 
   Result<std::optional<FoldInput>> ReadAt(std::int64_t offset) const override;
   std::optional<std::string> QuarantineReason(std::int64_t offset) const override;
+  std::optional<std::string> ExhaustReason(std::int64_t offset) const override;
 
  private:
   LogReadFn read_;
   std::map<std::int64_t, std::string> quarantine_;
+  std::map<std::int64_t, std::string> exhausted_;
 };
 
 }  // namespace msgx

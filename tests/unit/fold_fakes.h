@@ -228,6 +228,7 @@ class VectorLog final : public LogSource {
  public:
   std::vector<FoldInput> records;
   std::map<std::int64_t, std::string> quarantine;
+  std::map<std::int64_t, std::string> exhausted;  // seed mode: EXHAUST commands
 
   FoldInput& AddMessage(std::int64_t mailbox_id, MicrosSinceEpoch t, std::string raw) {
     FoldInput in;
@@ -255,6 +256,11 @@ class VectorLog final : public LogSource {
   std::optional<std::string> QuarantineReason(std::int64_t offset) const override {
     auto it = quarantine.find(offset);
     if (it == quarantine.end()) return std::nullopt;
+    return it->second;
+  }
+  std::optional<std::string> ExhaustReason(std::int64_t offset) const override {
+    auto it = exhausted.find(offset);
+    if (it == exhausted.end()) return std::nullopt;
     return it->second;
   }
 };
