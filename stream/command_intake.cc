@@ -46,7 +46,7 @@ Result<CommandArgs> ParseCommandArgs(const std::string& kind, const std::string&
     }
     return v;
   };
-  if (kind == "REPLAY") {
+  if (kind == "REPLAY_MSG" || kind == "REPLAY") {
     simdjson::dom::array ids;
     if (doc["mailbox_ids"].get_array().get(ids) != simdjson::SUCCESS) {
       return Status::Malformed("args.mailbox_ids must be an array");
@@ -99,10 +99,16 @@ Result<IntakeOutcome> CommandIntake::Poll() {
       conn_->set_client_encoding("UTF8");
     }
     pqxx::nontransaction tx(*conn_);
+    std::string kinds;
+    for (const char* k : kLogCommandKinds) {
+      kinds += kinds.empty() ? "" : ", ";
+      kinds += conn_->quote(k);
+    }
     pqxx::result r = tx.exec_params(
         "SELECT command_id, kind, args_json, requested_by, "
         "(EXTRACT(EPOCH FROM created_at) * 1000000)::bigint FROM " +
-            conn_->quote_name(table_) + " WHERE state = 'PENDING' ORDER BY command_id LIMIT $1",
+            conn_->quote_name(table_) + " WHERE state = 'PENDING' AND kind IN (" + kinds +
+            ") ORDER BY command_id LIMIT $1",
         batch_max_);
     for (const auto& row : r) {
       Row c;
@@ -170,10 +176,10 @@ Result<IntakeOutcome> CommandIntake::Poll() {
                      ArrayLiteral(mark_ids), ArrayLiteral(mark_offsets));
     }
     for (std::size_t i = 0; i < reject_ids.size(); ++i) {
-      tx.exec_params(
-          "UPDATE " + table +
-              " SET state = 'REJECTED', error = $2 WHERE command_id = $1 AND state = 'PENDING'",
-          reject_ids[i], reject_reasons[i]);
+      tx.exec_params("UPDATE " + table +
+                         " SET state = 'REJECTED', error = $2 "
+                         "WHERE command_id = $1 AND state = 'PENDING'",
+                     reject_ids[i], reject_reasons[i]);
     }
     tx.commit();
   } catch (const std::exception& e) {

@@ -2,21 +2,23 @@
 // `msgx_command` table into the log (SPEC §11, "Commands while the service
 // runs"), in id order, each exactly once.
 //
-// Table: `msgx_command` of migrations/V1__init.sql: command_id, kind,
-// args_json (JSON text), requested_by, created_at, state (PENDING |
-// APPENDED | REJECTED), log_offset, appended_at, error. A row waits while
-// its state is PENDING.
+// Table shape: migrations/V1__init.sql (command_id BIGSERIAL, kind,
+// args_json TEXT, requested_by, created_at, state PENDING|APPENDED|REJECTED,
+// log_offset, appended_at, error). Intake takes rows with state = 'PENDING'
+// whose kind is one of the log commands below; other kinds (REPLAY_EVENT,
+// an outbox operation) are left to their own handler.
 //
-// kind and args:
-//   REPLAY           {"mailbox_ids": [id, …]}      (non-empty)
+// kind and args_json:
+//   REPLAY_MSG       {"mailbox_ids": [id, …]}      (non-empty; REPLAY too)
 //   QUARANTINE       {"offset": N, "reason": "…"}
 //   HISTORY_SWEEP    {"cutoff_micros": N}
 //   IDENTITY_EXPIRY  {"before_micros": N}
-// A row that does not parse is not appended; it becomes REJECTED with error.
+// An appended row becomes APPENDED with log_offset and appended_at. A row
+// whose args do not parse is not appended; it becomes REJECTED with error.
 //
 // Crash safety: the log store indexes each appended command by its id in
 // the same WriteBatch as the record (LogStore::AppendCommands). A row found
-// waiting whose id is already in the log (a crash between the append and the
+// PENDING whose id is already in the log (a crash between the append and the
 // UPDATE) is only marked, with the offset it already has: never appended
 // twice. The UPDATE writes only where state is still PENDING.
 //
@@ -39,7 +41,7 @@ namespace msgx {
 struct IntakeOutcome {
   int appended = 0;   // new command records
   int recovered = 0;  // already in the log; only the mark was missing
-  int rejected = 0;   // could not be parsed; the row became REJECTED
+  int rejected = 0;   // could not be parsed; state REJECTED with error
   bool more = false;  // a full batch: poll again at once
 };
 
@@ -63,8 +65,12 @@ class CommandIntake {
   std::unique_ptr<pqxx::connection> conn_;
 };
 
-// Parses one msgx_command row's kind and args (JSON text) into command
-// arguments; kMalformed naming what is wrong.
+// The kinds intake appends to the log (the IN list of its SELECT).
+inline constexpr const char* kLogCommandKinds[] = {"REPLAY_MSG", "REPLAY", "QUARANTINE",
+                                                   "HISTORY_SWEEP", "IDENTITY_EXPIRY"};
+
+// Parses one msgx_command row's kind and args_json into command arguments;
+// kMalformed naming what is wrong.
 Result<CommandArgs> ParseCommandArgs(const std::string& kind, const std::string& args_json);
 
 }  // namespace msgx

@@ -58,8 +58,10 @@ class Mailbox {
   // xip list). REQUIRES: SupportsTransactionStatus().
   virtual Result<TransactionIds> InProgressTransactions() = 0;
 
-  // True when every one of `txns` has ended, committed or aborted
-  // (pg_xact_status). REQUIRES: SupportsTransactionStatus().
+  // True when every one of `txns` has ended, committed or aborted, such
+  // that a read started after this call sees the rows of the committed
+  // ones. REQUIRES: SupportsTransactionStatus(); txns come from
+  // InProgressTransactions().
   virtual Result<bool> AllEnded(const TransactionIds& txns) = 0;
 };
 

@@ -113,11 +113,19 @@ Result<TransactionIds> PgMailbox::InProgressTransactions() {
 Result<bool> PgMailbox::AllEnded(const TransactionIds& txns) {
   if (txns.empty()) return true;
   bool ended = false;
-  // pg_xact_status is NULL for a transaction too old to know: long ended.
+  // "Ended" as snapshots see it: no longer in the xip list of a fresh
+  // snapshot. pg_xact_status() alone is not enough: PostgreSQL marks a
+  // commit in the commit log before it leaves the proc array, so for a
+  // moment pg_xact_status() says 'committed' while a new snapshot (the next
+  // read's) still treats the transaction as running and does not see its
+  // row. That row would then be skipped and captured late, out of order.
+  // The transactions came from an earlier snapshot's xip list, so they are
+  // below any later snapshot's xmax: absent from its xip list = finished.
   Status s = Run("transaction status", [&](pqxx::connection& c) {
     pqxx::nontransaction tx(c);
     pqxx::result r = tx.exec_params(
-        "SELECT count(*) FROM unnest($1::xid8[]) AS x WHERE pg_xact_status(x) = 'in progress'",
+        "SELECT count(*) FROM unnest($1::xid8[]) AS x "
+        "WHERE x IN (SELECT pg_snapshot_xip(pg_current_snapshot()))",
         ArrayLiteral(txns));
     ended = r[0][0].as<std::int64_t>() == 0;
   });

@@ -2,8 +2,10 @@
 //
 // Table and column names come from configuration (mailbox.table and the
 // column names); they are quoted as identifiers. Only SELECTs are issued:
-// of the mailbox table, and of pg_current_snapshot()/pg_xact_status() for
-// the gap rule (docs/capture.md). Each call runs in its own short read-only
+// of the mailbox table, and of pg_current_snapshot() for the gap rule
+// (docs/capture.md; "ended" is judged by snapshot membership, not by
+// pg_xact_status(), see AllEnded). The session is read-only
+// (default_transaction_read_only). Each call runs in its own short read-only
 // statement; no transaction is held between calls.
 //
 // The connection is opened lazily and re-opened after a failure, so an

@@ -88,6 +88,14 @@ class CaptureIntegrationTest : public ::testing::Test {
     return id;
   }
 
+  // The own database, migrated by the real migrations (msgx_command is V1's).
+  std::string OwnDatabase(const std::string& name) {
+    server_->CreateDatabase(name);
+    auto r = Migrator(MSGX_SOURCE_DIR "/migrations").Migrate(server_->Url(name));
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return name;
+  }
+
   PollOutcome Poll() {
     auto r = capture_->Poll();
     EXPECT_TRUE(r.ok()) << r.status().ToString();
@@ -287,15 +295,12 @@ TEST_F(CaptureIntegrationTest, OutageIsAnInfraStatusAndChangesNothing) {
 }
 
 TEST_F(CaptureIntegrationTest, CommandIntakeAppendsInOrderAndNeverTwice) {
-  const std::string own = "own_" + db_.substr(3);
-  server_->CreateDatabase(own);
-  // The own database as `msgx migrate` makes it.
-  auto migrated = Migrator(MSGX_SOURCE_DIR "/migrations").Migrate(server_->Url(own));
-  ASSERT_TRUE(migrated.ok()) << migrated.status().ToString();
+  const std::string own = OwnDatabase("own_" + db_.substr(3));
   server_->Psql(own,
                 "INSERT INTO msgx_command (kind, args_json, requested_by) VALUES "
-                "('REPLAY', '{\"mailbox_ids\": [7, 8]}', 'alice'),"
-                "('QUARANTINE', '{\"offset\": 3}', 'bob'),"  // no reason: rejected
+                "('REPLAY_MSG', '{\"mailbox_ids\": [7, 8]}', 'alice'),"
+                "('QUARANTINE', '{\"offset\": 3}', 'bob'),"           // no reason: rejected
+                "('REPLAY_EVENT', '{\"event_ids\": [1]}', 'carol'),"  // not a log command
                 "('IDENTITY_EXPIRY', '{\"before_micros\": 42}', 'msgx:jobs')");
   Committed();
   Poll();  // one mailbox record first: offset 0
@@ -306,9 +311,10 @@ TEST_F(CaptureIntegrationTest, CommandIntakeAppendsInOrderAndNeverTwice) {
   EXPECT_EQ(out->appended, 2);
   EXPECT_EQ(out->rejected, 1);
   EXPECT_EQ(log_->next_offset(), 3u);
-  EXPECT_EQ(server_->Psql(
-                own, "SELECT command_id, state, log_offset FROM msgx_command ORDER BY command_id"),
-            "1|APPENDED|1\n2|REJECTED|\n3|APPENDED|2\n");
+  EXPECT_EQ(server_->Psql(own,
+                          "SELECT command_id, state, log_offset FROM msgx_command "
+                          "ORDER BY command_id"),
+            "1|APPENDED|1\n2|REJECTED|\n3|PENDING|\n4|APPENDED|2\n");
   EXPECT_NE(server_->Psql(own, "SELECT error FROM msgx_command WHERE command_id = 2"), "\n");
 
   std::vector<LogEntry> e;
@@ -322,8 +328,9 @@ TEST_F(CaptureIntegrationTest, CommandIntakeAppendsInOrderAndNeverTwice) {
   EXPECT_NE(replay->command->issued_at, 0);
 
   // Crash between the append and the mark: the mark is lost, the log kept.
-  server_->Psql(
-      own, "UPDATE msgx_command SET state = 'PENDING', log_offset = NULL WHERE command_id = 3");
+  server_->Psql(own,
+                "UPDATE msgx_command SET state = 'PENDING', log_offset = NULL "
+                "WHERE command_id = 4");
   capture_.reset();
   log_.reset();
   Open();
@@ -333,7 +340,7 @@ TEST_F(CaptureIntegrationTest, CommandIntakeAppendsInOrderAndNeverTwice) {
   EXPECT_EQ(out->appended, 0);
   EXPECT_EQ(out->recovered, 1);
   EXPECT_EQ(log_->next_offset(), 3u);
-  EXPECT_EQ(server_->Psql(own, "SELECT log_offset FROM msgx_command WHERE command_id = 3"), "2\n");
+  EXPECT_EQ(server_->Psql(own, "SELECT log_offset FROM msgx_command WHERE command_id = 4"), "2\n");
 
   server_->Psql(own,
                 "INSERT INTO msgx_command (kind, args_json, requested_by) VALUES "
@@ -342,7 +349,43 @@ TEST_F(CaptureIntegrationTest, CommandIntakeAppendsInOrderAndNeverTwice) {
   ASSERT_TRUE(out.ok());
   EXPECT_EQ(out->appended, 1);
   EXPECT_EQ(log_->next_offset(), 4u);
-  EXPECT_EQ(log_->last_command_id(), 4);
+  EXPECT_EQ(log_->last_command_id(), 5);
+}
+
+TEST_F(CaptureIntegrationTest, CommandIntakeFailingBetweenAppendAndMarkAppendsOnce) {
+  const std::string own = OwnDatabase("own_" + db_.substr(3, 40));
+  // The mark fails after the append (as a crash or an outage there would).
+  server_->Psql(own, R"sql(
+    CREATE FUNCTION refuse_mark() RETURNS trigger LANGUAGE plpgsql AS
+      $$ BEGIN RAISE EXCEPTION 'mark refused'; END $$;
+    CREATE TRIGGER refuse_mark BEFORE UPDATE ON msgx_command
+      FOR EACH ROW EXECUTE FUNCTION refuse_mark();
+    INSERT INTO msgx_command (kind, args_json, requested_by) VALUES
+      ('REPLAY_MSG', '{"mailbox_ids": [1]}', 'alice'),
+      ('REPLAY_MSG', '{"mailbox_ids": [2]}', 'alice');
+  )sql");
+  {
+    CommandIntake intake(server_->Url(own), log_.get());
+    auto out = intake.Poll();
+    ASSERT_FALSE(out.ok());
+    EXPECT_EQ(out.status().error_class(), ErrorClass::kInfra);
+    EXPECT_EQ(log_->next_offset(), 2u);
+  }
+  EXPECT_EQ(server_->Psql(own, "SELECT count(*) FROM msgx_command WHERE state = 'PENDING'"), "2\n");
+
+  // kill -9 and restart; the database accepts the mark again.
+  Crash();
+  server_->Psql(own, "DROP TRIGGER refuse_mark ON msgx_command");
+  CommandIntake intake(server_->Url(own), log_.get());
+  auto out = intake.Poll();
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->appended, 0);
+  EXPECT_EQ(out->recovered, 2);
+  EXPECT_EQ(log_->next_offset(), 2u);
+  EXPECT_EQ(server_->Psql(own,
+                          "SELECT command_id, state, log_offset FROM msgx_command "
+                          "ORDER BY command_id"),
+            "1|APPENDED|0\n2|APPENDED|1\n");
 }
 
 }  // namespace

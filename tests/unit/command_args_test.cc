@@ -6,7 +6,7 @@ namespace msgx {
 namespace {
 
 TEST(CommandArgsTest, ParsesEveryKind) {
-  auto r = ParseCommandArgs("REPLAY", R"({"mailbox_ids": [3, 1]})");
+  auto r = ParseCommandArgs("REPLAY_MSG", R"({"mailbox_ids": [3, 1]})");
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(std::get<ReplayArgs>(*r).mailbox_ids, (std::vector<std::int64_t>{3, 1}));
 
