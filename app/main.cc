@@ -18,7 +18,11 @@ int main(int argc, char** argv) {
   // One line per command; each lives in app/cmd_<name>.cc.
   msgx::app::RegisterConfig(root, global, &exit_code);
   msgx::app::RegisterMigrate(root, global, &exit_code);
+  msgx::app::RegisterDev(root, global, &exit_code);
   msgx::app::RegisterDecode(root, global, &exit_code);
+  msgx::app::RegisterRun(root, global, &exit_code);
+  msgx::app::RegisterRefold(root, global, &exit_code);
+  msgx::app::RegisterInspect(root, global, &exit_code);
 
   try {
     root.parse(argc, argv);

@@ -21,8 +21,6 @@
 #include <sstream>
 #include <thread>
 
-extern char** environ;
-
 namespace msgx {
 namespace {
 
@@ -37,7 +35,9 @@ Result<std::string> ResolveProgram(const std::string& name) {
   std::string dir;
   while (std::getline(ss, dir, ':')) {
     if (dir.empty()) dir = ".";
-    std::string candidate = dir + "/" + name;
+    std::string candidate = dir;
+    candidate += "/";
+    candidate += name;
     if (access(candidate.c_str(), X_OK) == 0) return candidate;
   }
   return Status::NotFound("program not found in PATH: " + name);
@@ -113,6 +113,7 @@ Result<pid_t> Spawn(const SpawnOptions& o) {
   }
   for (const std::string& x : o.extra_env) env_storage.push_back(x);
   std::vector<char*> envp;
+  envp.reserve(env_storage.size() + 1);
   for (std::string& e : env_storage) envp.push_back(e.data());
   envp.push_back(nullptr);
 

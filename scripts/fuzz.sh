@@ -6,7 +6,7 @@
 #                                  build-fuzz/fuzz-corpus between runs
 #
 # Builds only the fuzz target with clang++ into ./build-fuzz (or
-# $MSGX_FUZZ_BUILD_DIR). Exits non-zero when libFuzzer finds a crash, leak,
+# $MSGX_BUILD_FUZZ_DIR). Exits non-zero when libFuzzer finds a crash, leak,
 # sanitizer report or timeout; the reproducer is left in build-fuzz/artifacts/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,14 +16,14 @@ case "$MODE" in
   long) SECONDS_TOTAL=${2:?usage: fuzz.sh long SECONDS} ;;
   *) echo "usage: fuzz.sh smoke | long SECONDS" >&2; exit 2 ;;
 esac
-BUILD_DIR=${MSGX_FUZZ_BUILD_DIR:-build-fuzz}
+BUILD_DIR=${MSGX_BUILD_FUZZ_DIR:-build-fuzz}
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
 CC=clang CXX=clang++ cmake -S . -B "$BUILD_DIR" -G Ninja \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMSGX_FUZZ=ON -DMSGX_BUILD_BENCH=OFF \
-  -DMSGX_WERROR=${MSGX_WERROR:-OFF} >/dev/null
-cmake --build "$BUILD_DIR" -j"${MSGX_JOBS:-2}" --target msgx_sis_decoder_fuzz
+  -DMSGX_WERROR=${MSGX_BUILD_WERROR:-${MSGX_WERROR:-OFF}} >/dev/null
+cmake --build "$BUILD_DIR" -j"${MSGX_BUILD_JOBS:-2}" --target msgx_sis_decoder_fuzz
 
-CORPUS_SRC=${MSGX_CORPUS_DIR:-../shared/corpus/sis}
+CORPUS_SRC=${MSGX_TEST_CORPUS_DIR:-../shared/corpus/sis}
 WORK="$BUILD_DIR/fuzz-corpus"
 if [[ "$MODE" == smoke ]]; then
   WORK="$BUILD_DIR/fuzz-corpus-smoke"

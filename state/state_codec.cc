@@ -102,6 +102,22 @@ Result<Flight> DecodeFlight(std::string_view bytes) {
   return f;
 }
 
+Result<std::optional<MicrosSinceEpoch>> StoredFlightSodt(std::string_view bytes) {
+  const fs::Flight* in = Verified<fs::Flight>(bytes);
+  if (!in) return Status::Internal("state: flight record does not verify");
+  if (in->data() && in->data()->fields()) {
+    for (const fs::Value* v : *in->data()->fields()) {
+      if (v->name() && v->name()->string_view() == "SODT") {
+        if (v->kind() == static_cast<std::uint8_t>(Value::Kind::kTime)) {
+          return std::optional<MicrosSinceEpoch>(v->number());
+        }
+        break;
+      }
+    }
+  }
+  return std::optional<MicrosSinceEpoch>();
+}
+
 std::string EncodeReference(const ReferenceRecord& r) {
   FlatBufferBuilder b(256);
   auto type = b.CreateString(r.type);

@@ -18,6 +18,9 @@ namespace msgx {
 
 std::string EncodeFlight(const Flight& f);
 Result<Flight> DecodeFlight(std::string_view bytes);
+// The SODT of a stored flight (nullopt when it has no time SODT), without
+// decoding the rest.
+Result<std::optional<MicrosSinceEpoch>> StoredFlightSodt(std::string_view bytes);
 
 std::string EncodeReference(const ReferenceRecord& r);
 Result<ReferenceRecord> DecodeReference(std::string_view bytes);

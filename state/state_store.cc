@@ -228,12 +228,27 @@ Result<std::vector<StateStore::BatchEnd>> StateStore::BatchEnds() const {
 Status StateStore::Commit(const BatchWrite& batch) {
   rocksdb::WriteBatch wb;
   for (const auto& [flid, f] : batch.flights) {
-    auto old = GetFlight(flid);
+    // The old SODT index entry, read straight from the stored buffer.
+    auto old = Get(flights_, flid);
     if (!old.ok()) return old.status();
-    if (*old && (*old)->Sodt()) wb.Delete(sodt_, S(SodtKey(*(*old)->Sodt(), flid)));
+    bool has_old = false, has_new = false;
+    MicrosSinceEpoch old_sodt = 0, new_sodt = 0;
+    if (*old) {
+      auto sodt = StoredFlightSodt(**old);
+      if (!sodt.ok()) return sodt.status();
+      has_old = sodt->has_value();
+      old_sodt = sodt->value_or(0);
+    }
+    if (f) {
+      const std::optional<MicrosSinceEpoch> s = f->Sodt();
+      has_new = s.has_value();
+      new_sodt = s.value_or(0);
+    }
+    const bool same = has_old == has_new && old_sodt == new_sodt;
+    if (has_old && !same) wb.Delete(sodt_, S(SodtKey(old_sodt, flid)));
     if (f) {
       wb.Put(flights_, S(flid), S(EncodeFlight(*f)));
-      if (f->Sodt()) wb.Put(sodt_, S(SodtKey(*f->Sodt(), flid)), rocksdb::Slice());
+      if (has_new && !same) wb.Put(sodt_, S(SodtKey(new_sodt, flid)), rocksdb::Slice());
     } else {
       wb.Delete(flights_, S(flid));
     }
@@ -247,9 +262,13 @@ Status StateStore::Commit(const BatchWrite& batch) {
     }
   }
   for (const auto& [key, b] : batch.bindings) {
-    auto old = GetBinding(key);
-    if (!old.ok()) return old.status();
-    if (*old) wb.Delete(identity_, S(TimeKey((*old)->bound_micros, key)));
+    // A key is bound once and only forgotten by expiry, so only a delete
+    // needs the old binding (for its expiry-index entry).
+    if (!b) {
+      auto old = GetBinding(key);
+      if (!old.ok()) return old.status();
+      if (*old) wb.Delete(identity_, S(TimeKey((*old)->bound_micros, key)));
+    }
     if (b) {
       wb.Put(identity_, S("k" + key), S(EncodeBinding(*b)));
       wb.Put(identity_, S(TimeKey(b->bound_micros, key)), rocksdb::Slice());

@@ -255,15 +255,15 @@ Result<Decision> DecideFlop(const StateView& view, const sis::DecodedMessage& ms
   std::size_t unknown = 0;
   std::string first_unknown;
   for (const sis::FlopRecord& rec : body.records) {
-    auto cur = ws.GetFlight(rec.flid);
+    auto cur = ws.FindFlight(rec.flid);
     if (!cur.ok()) return cur.status();
-    if (!cur->has_value()) {
+    if (!*cur) {
       // FLOP never creates a flight.
       if (unknown++ == 0) first_unknown = rec.flid;
       d.skipped.push_back({rec.index, rec.flid, "unknown-flight"});
       continue;
     }
-    Flight f = std::move(**cur);
+    Flight f = **cur;
     Applied a = ApplyPayload(styp, rec, &f.data);
     if (a.rejected) {
       d.rejected.push_back({rec.index, rec.flid, a.reason});

@@ -3,8 +3,10 @@
 #include <limits>
 #include <variant>
 
+#include "base/failpoint.h"
 #include "base/log.h"
 #include "state/digest.h"
+#include "stream/crash_guard.h"
 #include "stream/handlers.h"
 #include "stream/identity.h"
 
@@ -116,9 +118,11 @@ Status Fold::Process(const std::vector<FoldInput>& records) {
       if (Status s = CommitPending(); !s.ok()) return s;
     }
     std::string canon;
-    if (Status s = FoldOne(r, &canon); !s.ok()) {
+    Status folded = FoldOne(r, &canon);
+    CrashGuard::ClearCurrent();  // commits and I/O are no record's fault
+    if (!folded.ok()) {
       Rollback();
-      return s;
+      return folded;
     }
     digest_ = ChainDigest(digest_, canon);
     last_ = r.offset;
@@ -179,6 +183,10 @@ Status Fold::FoldOne(const FoldInput& r, std::string* canon) {
     canon->push_back('}');
     return {};
   }
+  // From here on, a fatal signal is this record's fault (crash poison,
+  // SPEC §3); the test-only failpoint lets the crash tests make one.
+  CrashGuard::SetCurrent(r.offset);
+  if (!r.command) MSGX_FAILPOINT("fold.record", std::to_string(r.mailbox_id));
   Status s;
   if (r.command) {
     std::visit(

@@ -11,8 +11,7 @@ namespace {
 
 // The flight an FLTR describes, merged onto `base` (keep mode) or alone
 // (clear mode). FLID is the key, never a field.
-Flight FlightFromFltr(const sis::ScheduleRecord& r, const std::optional<Flight>& base,
-                      bool clear_missing) {
+Flight FlightFromFltr(const sis::ScheduleRecord& r, const Flight* base, bool clear_missing) {
   Flight f;
   f.flid = r.flid.value;
   if (base && !clear_missing) f.data = base->data;
@@ -60,7 +59,7 @@ Result<Decision> Snapshot(const StateView& view, const sis::DecodedMessage& msg,
       d.skipped.push_back({r.index, r.flid.value, "sodt-before-day"});
       continue;
     }
-    auto cur = ws.GetFlight(r.flid.value);
+    auto cur = ws.FindFlight(r.flid.value);
     if (!cur.ok()) return cur.status();
     auto put = ws.PutFlight(FlightFromFltr(r, *cur, ctx.snapshot_clear_missing));
     if (!put.ok()) return put.status();
@@ -101,10 +100,10 @@ Result<Decision> DecideSchd(const StateView& view, const sis::DecodedMessage& ms
       if (!*del) d.skipped.push_back({r.index, r.flid.value, "unknown-flight"});
       continue;
     }
-    auto cur = ws.GetFlight(r.flid.value);
+    auto cur = ws.FindFlight(r.flid.value);
     if (!cur.ok()) return cur.status();
     // Creating a flight needs the required fields; updating one does not.
-    if (!cur->has_value() && !r.missing_required.empty()) {
+    if (!*cur && !r.missing_required.empty()) {
       std::string why = "missing";
       for (const std::string& m : r.missing_required) why += " " + m;
       d.skipped.push_back({r.index, r.flid.value, why});

@@ -4,9 +4,21 @@
 
 namespace msgx {
 
+Result<const Flight*> WorkingSet::FindFlight(const std::string& flid) {
+  auto it = flights_.find(flid);
+  if (it == flights_.end()) {
+    auto base = view_.GetFlight(flid);
+    if (!base.ok()) return base.status();
+    it = flights_.emplace(flid, std::move(*base)).first;
+  }
+  return it->second ? &*it->second : nullptr;
+}
+
 Result<std::optional<Flight>> WorkingSet::GetFlight(const std::string& flid) {
-  if (auto it = flights_.find(flid); it != flights_.end()) return it->second;
-  return view_.GetFlight(flid);
+  auto f = FindFlight(flid);
+  if (!f.ok()) return f.status();
+  if (!*f) return std::optional<Flight>();
+  return std::optional<Flight>(**f);
 }
 
 Result<std::vector<std::string>> WorkingSet::FlightsBySodt(MicrosSinceEpoch from,
@@ -26,33 +38,34 @@ Result<std::vector<std::string>> WorkingSet::FlightsBySodt(MicrosSinceEpoch from
 }
 
 Result<bool> WorkingSet::PutFlight(Flight after) {
-  auto before = GetFlight(after.flid);
+  auto before = FindFlight(after.flid);
   if (!before.ok()) return before.status();
   static const Record kEmpty;
   const Record& b = *before ? (*before)->data : kEmpty;
   std::vector<FieldChange> changes = DiffRecords(b, after.data);
-  if (changes.empty() && before->has_value()) return false;
+  if (changes.empty() && *before) return false;
   after.version = offset_;
   FlightChange c;
   c.op = ChangeOp::kUpsert;
   c.flid = after.flid;
-  c.created = !before->has_value();
+  c.created = *before == nullptr;
   c.changes = std::move(changes);
   c.flight = after;
   decision_->flights.push_back(std::move(c));
-  flights_[after.flid] = std::move(after);
+  std::string flid = after.flid;
+  flights_[flid] = std::move(after);
   return true;
 }
 
 Result<bool> WorkingSet::DeleteFlight(const std::string& flid, const std::string& cause) {
-  auto before = GetFlight(flid);
+  auto before = FindFlight(flid);
   if (!before.ok()) return before.status();
-  if (!before->has_value()) return false;
+  if (!*before) return false;
   FlightChange c;
   c.op = ChangeOp::kDelete;
   c.flid = flid;
   c.changes = DiffRecords((*before)->data, Record{});
-  c.flight = std::move(**before);
+  c.flight = **before;
   c.cause = cause;
   decision_->flights.push_back(std::move(c));
   flights_[flid] = std::nullopt;

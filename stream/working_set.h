@@ -23,7 +23,10 @@ class WorkingSet {
   WorkingSet(const StateView& view, Decision* decision, std::int64_t offset)
       : view_(view), decision_(decision), offset_(offset) {}
 
-  // The flight as of this message so far; nullopt when absent.
+  // The flight as of this message so far; nullptr when absent. The pointer
+  // is valid until the next call that changes this flight.
+  Result<const Flight*> FindFlight(const std::string& flid);
+  // A copy of it; nullopt when absent.
   Result<std::optional<Flight>> GetFlight(const std::string& flid);
   // Sorted FLIDs whose SODT is in [from, to], including this message's
   // changes so far.
@@ -44,6 +47,7 @@ class WorkingSet {
   const StateView& view_;
   Decision* decision_;
   std::int64_t offset_;
+  // Flights read or changed by this message (nullopt: absent/deleted).
   std::map<std::string, std::optional<Flight>> flights_;
   std::map<std::pair<std::string, std::string>, std::optional<ReferenceRecord>> refs_;
 };

@@ -1,6 +1,7 @@
 #include "tests/support/cleanup_registry.h"
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdlib>
@@ -18,6 +19,7 @@ constexpr int kNumFatalSignals = sizeof(kFatalSignals) / sizeof(kFatalSignals[0]
 std::atomic<pid_t> g_pids[kSlots];
 std::atomic<int> g_signals[kSlots];
 struct sigaction g_previous[kNumFatalSignals];
+std::atomic<pid_t> g_owner{0};  // the process that registered the servers
 
 struct State {
   std::mutex mu;
@@ -39,15 +41,24 @@ void KillRegistered() {
 }
 
 void OnFatalSignal(int sig) {
-  KillRegistered();
   for (int i = 0; i < kNumFatalSignals; ++i) {
-    if (kFatalSignals[i] == sig) sigaction(sig, &g_previous[i], nullptr);
+    if (kFatalSignals[i] != sig) continue;
+    // Only the process that started the servers kills them: a forked child
+    // (a death test, a crash test) inherits this handler but not the
+    // servers. And a signal someone else handles (a test of SIGTERM
+    // draining) is theirs: only a signal that kills us kills the servers.
+    bool previous_kills =
+        g_previous[i].sa_handler == SIG_DFL && (g_previous[i].sa_flags & SA_SIGINFO) == 0;
+    bool crash = sig != SIGINT && sig != SIGTERM && sig != SIGHUP;
+    if (getpid() == g_owner.load() && (previous_kills || crash)) KillRegistered();
+    sigaction(sig, &g_previous[i], nullptr);
   }
   // Delivered when this handler returns, to the previous disposition.
   raise(sig);
 }
 
 void RunStopsAtExit() {
+  if (getpid() != g_owner.load()) return;  // a forked child exiting
   std::map<int, std::function<void()>> stops;
   {
     std::lock_guard<std::mutex> lock(GetState().mu);
@@ -62,6 +73,7 @@ void RunStopsAtExit() {
 void InstallHooksLocked(State& s) {
   if (s.hooks_installed) return;
   s.hooks_installed = true;
+  g_owner.store(getpid());
   std::atexit(RunStopsAtExit);
   for (int i = 0; i < kNumFatalSignals; ++i) {
     struct sigaction sa {};

@@ -8,7 +8,10 @@
 //   3. a handler for SIGINT, SIGTERM, SIGHUP, SIGABRT, SIGSEGV, SIGBUS,
 //      SIGFPE and SIGILL sends each registered pid its emergency signal
 //      (async-signal-safe kill() only), then re-raises the signal with the
-//      previous disposition.
+//      previous disposition. It acts only in the process that registered
+//      the servers (never in a forked child, e.g. a death test), and for
+//      SIGINT/SIGTERM/SIGHUP only when no one else handles them (a test of
+//      SIGTERM draining keeps its servers).
 // Servers are also spawned with PR_SET_PDEATHSIG, which covers SIGKILL of
 // the test binary (base/subprocess.h).
 //

@@ -45,8 +45,8 @@ struct PgServer::Impl {
   int handle = -1;
   std::optional<UserIds> run_as;
 
-  fs::path data() const { return root / "data"; }
-  fs::path log() const { return root / "postgres.log"; }
+  fs::path DataDir() const { return root / "data"; }
+  fs::path LogPath() const { return root / "postgres.log"; }
 
   SpawnOptions Options(std::vector<std::string> argv) const {
     SpawnOptions o;
@@ -57,7 +57,7 @@ struct PgServer::Impl {
   }
 
   std::string LogTail() const {
-    Result<std::string> text = ReadFileToString(log().string());
+    Result<std::string> text = ReadFileToString(LogPath().string());
     if (!text.ok()) return "(no log)";
     const std::string& s = *text;
     return s.size() > 4000 ? s.substr(s.size() - 4000) : s;
@@ -66,12 +66,12 @@ struct PgServer::Impl {
   // Starts the postmaster on `port` and waits until it accepts connections.
   Status Launch() {
     SpawnOptions o =
-        Options({PgTool("postgres"), "-D", data().string(), "-p", std::to_string(port), "-c",
+        Options({PgTool("postgres"), "-D", DataDir().string(), "-p", std::to_string(port), "-c",
                  "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=" + root.string(),
                  "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
                  "-c", "max_connections=50", "-c", "shared_buffers=16MB"});
-    o.stdout_path = log().string();
-    o.stderr_path = log().string();
+    o.stdout_path = LogPath().string();
+    o.stderr_path = LogPath().string();
     o.append_output = true;
     o.parent_death_signal = SIGQUIT;
     Result<pid_t> spawned = Spawn(o);
@@ -126,8 +126,8 @@ std::unique_ptr<PgServer> PgServer::Start() {
   impl->handle = CleanupRegistry::Add([raw] { raw->Destroy(); }, 0, SIGQUIT);
 
   Result<CommandOutput> init = RunCommand(
-      raw->Options({PgTool("initdb"), "-D", raw->data().string(), "-U", "postgres", "-A", "trust",
-                    "-E", "UTF8", "--no-locale", "--no-sync", "--no-instructions"}));
+      raw->Options({PgTool("initdb"), "-D", raw->DataDir().string(), "-U", "postgres", "-A",
+                    "trust", "-E", "UTF8", "--no-locale", "--no-sync", "--no-instructions"}));
   if (!init.ok() || !init->status.ok()) {
     std::string detail = init.ok() ? init->out + init->err : init.status().ToString();
     raw->Destroy();

@@ -145,6 +145,12 @@ TEST(CodecBadInput, MissingParts) {
   EXPECT_EQ(MessageOf("<MSG><META><SNDR>A</SNDR><SEQN>1</SEQN><DTTM>20031215090311</DTTM>"
                       "<TYPE>FLOP</TYPE><STYP> </STYP></META></MSG>"),
             "META/STYP: empty");
+  std::string nostyp = ReadCorpus("FLOP-ACFT-1.xml");
+  nostyp.replace(nostyp.find("<STYP>ACFT</STYP>"), 17, "");
+  EXPECT_EQ(MessageOf(nostyp), "META/STYP: missing");
+  std::string emptyflid = ReadCorpus("FLOP-ACFT-1.xml");
+  emptyflid.replace(emptyflid.find("<FLID>15</FLID>"), 15, "<FLID> </FLID>");
+  EXPECT_EQ(MessageOf(emptyflid), "FLOP[1]/FLID: empty");
   std::string noflid = ReadCorpus("FLOP-ACFT-1.xml");
   noflid.replace(noflid.find("<FLID>15</FLID>"), 15, "");
   EXPECT_EQ(MessageOf(noflid), "FLOP[1]/FLID: missing");

@@ -1,6 +1,6 @@
 // The corpus: every real message gets its expected class, and its canonical
 // JSON matches the reviewed golden file (tests/golden/sis/<name>.json).
-// MSGX_UPDATE_GOLDEN=1 rewrites the golden files instead of comparing.
+// MSGX_TEST_UPDATE_GOLDEN=1 rewrites the golden files instead of comparing.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -88,8 +88,8 @@ TEST_F(CodecCorpus, ErrorMessagesNameTheElement) {
 }
 
 TEST_F(CodecCorpus, GoldenJson) {
-  const bool update = std::getenv("MSGX_UPDATE_GOLDEN") != nullptr &&
-                      std::string(std::getenv("MSGX_UPDATE_GOLDEN")) == "1";
+  const bool update = std::getenv("MSGX_TEST_UPDATE_GOLDEN") != nullptr &&
+                      std::string(std::getenv("MSGX_TEST_UPDATE_GOLDEN")) == "1";
   const fs::path dir = fs::path(MSGX_GOLDEN_DIR) / "sis";
   if (update) fs::create_directories(dir);
   SisDecoder decoder(*zone_);
@@ -105,7 +105,7 @@ TEST_F(CodecCorpus, GoldenJson) {
       std::ofstream(golden, std::ios::binary) << json;
       continue;
     }
-    ASSERT_TRUE(fs::exists(golden)) << golden << " missing; run with MSGX_UPDATE_GOLDEN=1";
+    ASSERT_TRUE(fs::exists(golden)) << golden << " missing; run with MSGX_TEST_UPDATE_GOLDEN=1";
     EXPECT_EQ(ReadFile(golden), json) << f.filename();
     ++compared;
   }

@@ -351,3 +351,54 @@ TEST_F(FlopTest, CanonicalJson) {
 
 }  // namespace
 }  // namespace msgx
+
+namespace msgx {
+namespace {
+
+// Every single-value STYP of the SPEC §5 table: set, unchanged (no event),
+// and its empty/missing/unparsable rule.
+TEST_F(FlopTest, EverySingleValueStyp) {
+  for (const char* styp : {"ACFT", "RENO", "TRML", "STND", "RUNW", "REMC", "FTSS"}) {
+    SCOPED_TRACE(styp);
+    EXPECT_EQ(Run(styp, {Rec(sis::TextPayload{Text("V1")})}).flights.size(), 1u);
+    EXPECT_TRUE(Run(styp, {Rec(sis::TextPayload{Text("V1")})}).flights.empty());
+    Decision d = Run(styp, {Rec(sis::TextPayload{Text("")})});
+    EXPECT_EQ(d.rejected.size(), 1u);
+    EXPECT_EQ(Get().data.Get(styp), Value::Text("V1"));
+  }
+  for (const char* styp : {"FLIN", "FLTY"}) {
+    SCOPED_TRACE(styp);
+    EXPECT_EQ(Run(styp, {Rec(sis::CharPayload{Text("X")})}).flights.size(), 1u);
+    EXPECT_TRUE(Run(styp, {Rec(sis::CharPayload{Text("X")})}).flights.empty());
+    EXPECT_EQ(Run(styp, {Rec(sis::CharPayload{Missing()})}).rejected.size(), 1u);
+  }
+  const MicrosSinceEpoch t = Local(2026, 11, 30, 14, 5);
+  for (const char* styp : {"APPT", "BOTM", "CNCL", "EGSR", "EGST", "FINT", "LACL"}) {
+    SCOPED_TRACE(styp);
+    EXPECT_EQ(Run(styp, {Rec(sis::TimePayload{Time(t), false})}).flights.size(), 1u);
+    EXPECT_TRUE(Run(styp, {Rec(sis::TimePayload{Time(t), false})}).flights.empty());
+    EXPECT_EQ(Run(styp, {Rec(sis::TimePayload{EmptyTime(), false})}).flights.size(), 1u);
+    EXPECT_TRUE(Get().data.Get(styp).is_null());
+    Run(styp, {Rec(sis::TimePayload{Time(t), false})});
+    EXPECT_EQ(Run(styp, {Rec(sis::TimePayload{sis::TimeField{}, false})}).flights.size(), 1u);
+    EXPECT_TRUE(Get().data.Get(styp).is_null());
+  }
+  for (const char* styp :
+       {"COBT", "CTOT", "EOBT", "IEST", "NAAT", "NEAT", "PADT", "PEDT", "TOBT"}) {
+    SCOPED_TRACE(styp);
+    EXPECT_LE(Run(styp, {Rec(sis::TimePayload{Time(t), true})}).flights.size(), 1u);
+    EXPECT_EQ(Get().data.Get(styp), Value::Time(t));
+    EXPECT_TRUE(Run(styp, {Rec(sis::TimePayload{Time(t), true})}).flights.empty());
+    sis::TimePayload bad;
+    bad.reject_unparsable = true;
+    bad.value.state = sis::TimeState::kUnparsable;
+    bad.value.raw = "99XXX99";
+    EXPECT_EQ(Run(styp, {Rec(bad)}).rejected.size(), 1u);
+    EXPECT_EQ(Get().data.Get(styp), Value::Time(t));
+    EXPECT_EQ(Run(styp, {Rec(sis::TimePayload{EmptyTime(), true})}).flights.size(), 1u);
+    EXPECT_TRUE(Get().data.Get(styp).is_null());
+  }
+}
+
+}  // namespace
+}  // namespace msgx

@@ -1,0 +1,23 @@
+// `msgx run [--config F]`: the service (app/run_service.h).
+#include <CLI/CLI.hpp>
+
+#include "app/command.h"
+#include "app/run_service.h"
+#include "app/setup.h"
+
+namespace msgx::app {
+
+void RegisterRun(CLI::App& root, const GlobalOptions& global, int* exit_code) {
+  CLI::App* cmd =
+      root.add_subcommand("run", "The service: capture, fold and HTTP; SIGTERM drains and exits 0");
+  cmd->callback([&global, exit_code] {
+    Result<Config> config = LoadAndInit(global);
+    if (!config.ok()) {
+      *exit_code = 2;
+      return;
+    }
+    *exit_code = RunService(*config);
+  });
+}
+
+}  // namespace msgx::app

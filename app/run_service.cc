@@ -1,0 +1,281 @@
+#include "app/run_service.h"
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <filesystem>
+#include <thread>
+
+#include "app/http_server.h"
+#include "base/file_lock.h"
+#include "base/log.h"
+#include "base/metrics.h"
+#include "base/stopper.h"
+#include "codecs/sis_decoder.h"
+#include "codecs/time_zone.h"
+#include "state/digest.h"
+#include "state/log_store.h"
+#include "state/state_store.h"
+#include "stream/capture.h"
+#include "stream/command_intake.h"
+#include "stream/crash_guard.h"
+#include "stream/crash_poison.h"
+#include "stream/fold.h"
+#include "stream/log_fold_source.h"
+#include "stream/mailbox_ingest.h"
+#include "stream/pg_mailbox.h"
+#include "stream/poll_loop.h"
+#include "stream/sis_fold_decoder.h"
+
+namespace msgx::app {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Waits for the state.dir lock, saying once who holds it.
+std::unique_ptr<FileLock> AcquireStateDirLock(const std::string& path, Stopper* stopper) {
+  bool said = false;
+  while (!stopper->stopped()) {
+    auto lock = FileLock::TryAcquire(path);
+    if (lock.ok()) {
+      if (said) Logger("run")->info("state.dir lock acquired");
+      return std::move(lock.value());
+    }
+    if (!said) {
+      Logger("run")->warn("waiting for the state.dir lock: {}", lock.status().message());
+      said = true;
+    }
+    stopper->WaitFor(std::chrono::milliseconds(500));
+  }
+  return nullptr;
+}
+
+bool HasQuarantine(const std::vector<FoldInput>& batch) {
+  for (const auto& r : batch) {
+    if (r.command && std::holds_alternative<QuarantineCommand>(*r.command)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+int RunService(const Config& config) {
+  auto lg = Logger("run");
+  Stopper stopper;
+  StopOnTerminationSignals(&stopper);
+
+  std::error_code ec;
+  fs::create_directories(config.state_dir, ec);
+  if (ec) {
+    lg->error("state.dir {}: {}", config.state_dir, ec.message());
+    return 2;
+  }
+  auto dir_lock = AcquireStateDirLock(config.state_dir + "/LOCK.msgx", &stopper);
+  if (!dir_lock) return 0;  // stopped while waiting
+
+  auto log = LogStore::Open(config.state_dir + "/log", SystemClock::Default());
+  if (!log.ok()) {
+    lg->error("log store: {}", log.status().ToString());
+    return 1;
+  }
+  auto store = StateStore::Open(config.state_dir + "/state", {});
+  if (!store.ok()) {
+    lg->error("state store: {}", store.status().ToString());
+    return 1;
+  }
+  auto tz = TimeZone::Load(config.airport_timezone);
+  if (!tz.ok()) {
+    lg->error("{}", tz.status().ToString());
+    return 2;
+  }
+  sis::DecoderOptions decoder_options;
+  decoder_options.max_bytes = config.codec_max_bytes;
+  const sis::SisDecoder sis_decoder(*tz, decoder_options);
+  const SisFoldDecoder decoder(sis_decoder);
+  const TimeZoneAirportZone zone(*tz);
+  LogStore* log_store = log->get();
+  LogFoldSource source(
+      [log_store](std::uint64_t from, std::size_t max, std::vector<LogEntry>* out) {
+        return log_store->Read(from, max, out);
+      });
+  if (Status s = source.BuildQuarantineIndex(); !s.ok()) {
+    lg->error("quarantine index: {}", s.ToString());
+    return 1;
+  }
+  Fold fold(store->get(), &decoder, &source, FoldOptions::FromConfig(config, &zone));
+  if (Status s = fold.Open(); !s.ok()) {
+    lg->error("fold: {}", s.ToString());
+    return s.error_class() == ErrorClass::kConfig ? 2 : 1;
+  }
+
+  // Crash poison, then the guard for this run.
+  const std::string deaths = config.state_dir + "/crash-deaths";
+  auto quarantined = QuarantineRepeatedDeaths(deaths, fold.applied_offset(), log_store, source);
+  if (!quarantined.ok()) {
+    lg->error("crash poison: {}", quarantined.status().ToString());
+    return 1;
+  }
+  if (*quarantined > 0) {
+    if (Status s = source.BuildQuarantineIndex(); !s.ok()) {
+      lg->error("quarantine index: {}", s.ToString());
+      return 1;
+    }
+  }
+  if (Status s = CrashGuard::Install(deaths); !s.ok()) {
+    lg->error("crash guard: {}", s.ToString());
+    return 1;
+  }
+
+  // Metrics the loops update.
+  Metrics& m = Metrics::Global();
+  Gauge* g_captured = m.GetGauge("msgx_log_next_offset", "Records in the log");
+  Gauge* g_applied = m.GetGauge("msgx_fold_applied_offset", "Last log offset folded into state");
+  Gauge* g_watermark = m.GetGauge("msgx_capture_watermark", "Mailbox id capture has passed");
+  Counter* c_late =
+      m.GetCounter("msgx_capture_late_total", "Rows captured after their gap was skipped");
+
+  // Capture and intake, each on its own thread.
+  PollLoopHealth capture_health, intake_health, fold_health;
+  std::atomic<bool> fatal{false};
+  std::vector<std::thread> threads;
+  std::unique_ptr<PgMailbox> mailbox;
+  std::unique_ptr<Capture> capture;
+  if (config.mailbox_url.empty()) {
+    lg->warn("mailbox.url is not configured: nothing is captured");
+  } else {
+    mailbox = std::make_unique<PgMailbox>(config.mailbox_url, config.mailbox_table,
+                                          config.mailbox_columns);
+    auto c = Capture::Create(log_store, mailbox.get(), SystemClock::Default(),
+                             CaptureOptions::FromConfig(config));
+    if (!c.ok()) {
+      lg->error("capture: {}", c.status().ToString());
+      return 1;
+    }
+    capture = std::move(c.value());
+    threads.emplace_back([&] {
+      PollLoopOptions o{"capture", config.pipeline.poll_interval,
+                        std::chrono::milliseconds(30'000)};
+      Status s = RunPollLoop(
+          [&]() -> Result<bool> {
+            auto out = capture->Poll();
+            if (!out.ok()) return out.status();
+            if (out->appended + out->late > 0) stopper.Notify();
+            if (out->late > 0) c_late->Add(out->late);
+            g_watermark->Set(static_cast<double>(capture->progress().watermark));
+            return out->more;
+          },
+          o, &stopper, &capture_health);
+      if (!s.ok()) {
+        lg->error("capture stopped: {}", s.ToString());
+        fatal = true;
+        stopper.Stop();
+      }
+    });
+  }
+  std::unique_ptr<CommandIntake> intake;
+  if (config.postgres_url.empty()) {
+    lg->warn("postgres.url is not configured: msgx_command is not read");
+  } else {
+    intake = std::make_unique<CommandIntake>(config.postgres_url, log_store);
+    threads.emplace_back([&] {
+      PollLoopOptions o{"intake", config.pipeline.poll_interval, std::chrono::milliseconds(30'000)};
+      Status s = RunPollLoop(
+          [&]() -> Result<bool> {
+            auto out = intake->Poll();
+            if (!out.ok()) return out.status();
+            if (out->appended > 0) stopper.Notify();
+            return out->more;
+          },
+          o, &stopper, &intake_health);
+      if (!s.ok()) {
+        lg->error("command intake stopped: {}", s.ToString());
+        fatal = true;
+        stopper.Stop();
+      }
+    });
+  }
+
+  // HTTP.
+  std::unique_ptr<MailboxIngest> ingest;
+  if (!config.mailbox_url.empty()) {
+    ingest = std::make_unique<MailboxIngest>(config, &sis_decoder, SystemClock::Default());
+  }
+  HttpEndpoints endpoints;
+  endpoints.ingest = ingest.get();
+  endpoints.readiness = [&] {
+    Readiness r;
+    if (capture_health.stalled) r.problems.emplace_back("capture stalled (mailbox unreachable)");
+    if (intake_health.stalled)
+      r.problems.emplace_back("command intake stalled (postgres unreachable)");
+    if (fold_health.stalled) r.problems.emplace_back("fold stalled (state store)");
+    if (mailbox == nullptr) r.problems.emplace_back("mailbox.url not configured");
+    r.ready = r.problems.empty();
+    return r;
+  };
+  std::atomic<std::int64_t> applied_seen{fold.applied_offset()};
+  endpoints.status_json = [&] {
+    rapidjson::StringBuffer buf;
+    rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+    w.StartObject();
+    w.Key("log_uuid");
+    w.String(log_store->log_uuid().c_str());
+    w.Key("log_next_offset");
+    w.Int64(static_cast<std::int64_t>(log_store->next_offset()));
+    w.Key("applied_offset");
+    w.Int64(applied_seen.load());
+    w.Key("capture_stalled");
+    w.Bool(capture_health.stalled);
+    w.Key("fold_stalled");
+    w.Bool(fold_health.stalled);
+    w.EndObject();
+    return std::string(buf.GetString(), buf.GetSize());
+  };
+  auto http = HttpServer::Start(config.http_listen, std::move(endpoints));
+  if (!http.ok()) {
+    lg->error("{}", http.status().ToString());
+    stopper.Stop();
+    for (auto& t : threads) t.join();
+    return 2;
+  }
+  lg->info("msgx run: log {} at offset {}, applied {}, http on port {}", log_store->log_uuid(),
+           log_store->next_offset(), fold.applied_offset(), (*http)->port());
+
+  // The fold, on this thread.
+  int failures = 0;
+  const std::size_t batch_max = static_cast<std::size_t>(config.pipeline.batch_max);
+  while (!stopper.stopped()) {
+    std::vector<FoldInput> batch;
+    Status s =
+        source.ReadBatch(static_cast<std::uint64_t>(fold.applied_offset() + 1), batch_max, &batch);
+    if (s.ok() && HasQuarantine(batch)) s = source.BuildQuarantineIndex();
+    if (s.ok() && !batch.empty()) s = fold.Process(batch);
+    if (!s.ok()) {
+      if (s.error_class() != ErrorClass::kInfra) {
+        lg->error("fold stopped: {}", s.ToString());
+        fatal = true;
+        break;
+      }
+      fold_health.stalled = true;
+      ++failures;
+      lg->warn("fold stalled: {}", s.ToString());
+      stopper.WaitFor(
+          std::min(std::chrono::milliseconds(1000) * failures, std::chrono::milliseconds(30'000)));
+      continue;
+    }
+    failures = 0;
+    fold_health.stalled = false;
+    applied_seen = fold.applied_offset();
+    g_applied->Set(static_cast<double>(fold.applied_offset()));
+    g_captured->Set(static_cast<double>(log_store->next_offset()));
+    if (batch.size() < batch_max) stopper.WaitFor(config.pipeline.poll_interval);
+  }
+
+  stopper.Stop();
+  for (auto& t : threads) t.join();
+  http->reset();
+  lg->info("msgx run stopped: applied offset {}, digest {}", fold.applied_offset(),
+           ToHex(fold.digest()).substr(0, 16));
+  return fatal ? 1 : 0;
+}
+
+}  // namespace msgx::app

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Quickstart, from a fresh clone with ../shared beside it:
+#   install the Debian packages, build msgx, start local PostgreSQL, Redis and
+#   a Kafka-protocol broker (`msgx dev up`), export their settings, migrate
+#   the own database, load the message corpus into the mailbox, show what is
+#   there, then run the service if this build has `msgx run`.
+# Rerunnable: services already up are left alone; every run loads the corpus
+# again, as new messages. `msgx dev down` (or `… --purge`) stops it all.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+BUILD_DIR=${MSGX_BUILD_DIR:-build}
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "install dependencies"
+bash scripts/install-deps.sh
+
+step "build msgx"
+bash scripts/build.sh --target msgx
+MSGX=$ROOT/$BUILD_DIR/app/msgx
+
+# As root, PostgreSQL runs as `postgres`, which must reach the dev dir. A
+# checkout under a private home (e.g. /root) is out of its reach: use /var/tmp.
+if [[ -z ${MSGX_DEV_DIR:-} && $(id -u) -eq 0 ]] &&
+   ! runuser -u postgres -- test -x "$ROOT" 2>/dev/null; then
+  export MSGX_DEV_DIR=/var/tmp/msgx-dev
+  echo "the postgres user cannot reach $ROOT; using MSGX_DEV_DIR=$MSGX_DEV_DIR"
+fi
+
+step "start local services (msgx dev up)"
+"$MSGX" dev up
+eval "$("$MSGX" dev env)"
+"$MSGX" dev env
+
+step "migrate the own database (msgx migrate)"
+"$MSGX" migrate
+
+step "load the corpus into the mailbox (msgx dev load)"
+"$MSGX" dev load
+
+step "what is there"
+echo "mailbox rows by TYPE ($MSGX_MAILBOX_URL):"
+psql "$MSGX_MAILBOX_URL" -X -c "SELECT cminmsgs_subsystem_type AS type, count(*) AS rows,
+  min(cminmsgs_id) AS first_id, max(cminmsgs_id) AS last_id
+  FROM cminmsgs GROUP BY 1 ORDER BY min(cminmsgs_id)"
+echo "own database tables ($MSGX_POSTGRES_URL):"
+psql "$MSGX_POSTGRES_URL" -X -c '\dt'
+echo "Kafka ($MSGX_KAFKA_BOOTSTRAP_SERVERS):"
+kcat -L -b "$MSGX_KAFKA_BOOTSTRAP_SERVERS" -m 10
+echo "Redis ($MSGX_REDIS_URL): $(redis-cli -u "$MSGX_REDIS_URL" PING)"
+
+if "$MSGX" --help 2>/dev/null | grep -qE '^[[:space:]]+run([[:space:]]|$)'; then
+  step "run msgx (Ctrl-C or SIGTERM drains and stops it)"
+  exec "$MSGX" run
+fi
+cat <<MSG
+
+msgx run is not in this build yet; the services stay up for you:
+  eval "\$(MSGX_DEV_DIR=$MSGX_DEV_DIR $MSGX dev env)"   # in your shell
+  MSGX_DEV_DIR=$MSGX_DEV_DIR $MSGX dev down              # stop them (--purge: and the data)
+MSG

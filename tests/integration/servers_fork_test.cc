@@ -1,0 +1,23 @@
+// A forked child that dies (a death test) must not take the parent's test
+// servers with it: the cleanup hooks act only in the process that started
+// them.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "tests/support/servers.h"
+
+namespace msgx::testing {
+namespace {
+
+TEST(ServersForkTest, DeathOfAForkedChildLeavesTheServersRunning) {
+  ::testing::FLAGS_gtest_death_test_style = "fast";  // plain fork(), no re-exec
+  auto pg = PgServer::Start();
+  auto redis = RedisServer::Start();
+  EXPECT_DEATH(std::abort(), "");
+  EXPECT_EXIT(std::exit(3), ::testing::ExitedWithCode(3), "");
+  EXPECT_EQ(pg->Psql("postgres", "SELECT 1"), "1\n");
+}
+
+}  // namespace
+}  // namespace msgx::testing
