@@ -140,6 +140,11 @@ Status LogStore::Commit(rocksdb::WriteBatch* batch) {
 Result<std::uint64_t> LogStore::Append(std::span<const LogRecordData> records,
                                        const CaptureProgress& progress) {
   std::lock_guard lock(mu_);
+  if (capture_ && progress.watermark < capture_->watermark) {
+    return Status::Internal("capture watermark would move back from " +
+                            std::to_string(capture_->watermark) + " to " +
+                            std::to_string(progress.watermark));
+  }
   const std::uint64_t first = next_offset_;
   rocksdb::WriteBatch batch;
   MicrosSinceEpoch t = PutRecords(records, first, &batch);

@@ -63,6 +63,7 @@ class LogStore {
   // Appends `records` (possibly none) and replaces the capture progress with
   // `progress`, in one synced WriteBatch. Returns the first new offset.
   // On failure nothing is written and the store is unchanged.
+  // REQUIRES: the watermark does not move back (kInternal otherwise).
   Result<std::uint64_t> Append(std::span<const LogRecordData> records,
                                const CaptureProgress& progress);
 

@@ -53,7 +53,7 @@ struct StateMeta {
 
 // Everything one fold batch changes. nullopt values are deletes.
 struct BatchWrite {
-  std::map<std::string, std::optional<Flight>> flights;
+  std::map<std::string, std::shared_ptr<const Flight>> flights;  // nullptr: delete
   std::map<std::pair<std::string, std::string>, std::optional<ReferenceRecord>> references;
   std::map<std::string, std::optional<IdentityBinding>> bindings;
   std::map<std::string, SenderSeqn> senders;

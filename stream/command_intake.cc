@@ -97,6 +97,8 @@ Result<IntakeOutcome> CommandIntake::Poll() {
     if (!conn_ || !conn_->is_open()) {
       conn_ = std::make_unique<pqxx::connection>(url_);
       conn_->set_client_encoding("UTF8");
+      pqxx::nontransaction setup(*conn_);
+      setup.exec("SET statement_timeout = '30s'");
     }
     pqxx::nontransaction tx(*conn_);
     std::string kinds;

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -40,8 +41,9 @@ struct FlightChange {
   bool created = false;              // upsert of a flight that did not exist
   std::vector<FieldChange> changes;  // sorted by name
   // Upsert: the state after the change. Delete: the last state (for
-  // flight_hst and the DELETE event payload).
-  Flight flight;
+  // flight_hst and the DELETE event payload). Never null; shared with the
+  // overlay (immutable once decided).
+  std::shared_ptr<const Flight> flight;
   std::string cause;  // delete only: fdel, schd-del, snapshot-window, history-sweep
 };
 

@@ -127,7 +127,11 @@ Applied ApplyList(const std::string& styp, const sis::ListPayload& p, Record* r)
     for (const sis::ListEntry& e : p.entries) {
       const std::string code_name = styp == "PSHT" ? "PUST" : "TRST";
       const sis::TextField code = e.element.ChildText(code_name);
-      if (!code.has_value()) return Reject(styp + " without " + code_name);
+      if (!code.has_value()) {
+        std::string why = styp;
+        why.append(" without ").append(code_name);
+        return Reject(std::move(why));
+      }
       if (it == r->lists.end()) return Reject("no stand entry " + code.value);
       Fields* target = nullptr;
       for (Fields& s : it->second) {

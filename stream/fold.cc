@@ -388,7 +388,7 @@ Status Fold::Sweep(const FoldInput& cmd, const HistorySweepCommand& sweep, std::
     c.op = ChangeOp::kDelete;
     c.flid = flid;
     c.changes = DiffRecords((*f)->data, Record{});
-    c.flight = std::move(**f);
+    c.flight = std::make_shared<const Flight>(std::move(**f));
     c.cause = "history-sweep";
     d.flights.push_back(std::move(c));
   }

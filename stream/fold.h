@@ -113,6 +113,7 @@ class Fold {
   // offset, digest and generation from the store.
   Status Open();
 
+  // REQUIRES: Open() succeeded.
   // Folds `records` in order. Records at or below applied_offset() are
   // skipped (a restart re-reads them); a gap is kInternal. Commits every
   // batch_max records and at the end.

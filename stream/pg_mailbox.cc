@@ -57,6 +57,8 @@ Status PgMailbox::Run(const char* what, Fn&& fn) {
       // Belt and braces for C-14: this session cannot write at all.
       pqxx::nontransaction tx(*conn_);
       tx.exec("SET default_transaction_read_only = on");
+      // A hung statement is an outage, not a silent stall of capture.
+      tx.exec("SET statement_timeout = '30s'");
     }
     fn(*conn_);
     return Status::Ok();

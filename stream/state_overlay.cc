@@ -6,7 +6,8 @@ namespace msgx {
 
 Result<std::optional<Flight>> StateOverlay::GetFlight(std::string_view flid) const {
   if (auto it = pending_.flights.find(std::string(flid)); it != pending_.flights.end()) {
-    return it->second;
+    if (!it->second) return std::optional<Flight>();
+    return std::optional<Flight>(*it->second);
   }
   if (!base_) return std::optional<Flight>();
   return base_->GetFlight(flid);
@@ -81,11 +82,7 @@ Result<std::optional<Outcome>> StateOverlay::GetOutcome(std::int64_t mailbox_id)
 
 void StateOverlay::Apply(const Decision& d) {
   for (const FlightChange& c : d.flights) {
-    if (c.op == ChangeOp::kUpsert) {
-      pending_.flights[c.flid] = c.flight;
-    } else {
-      pending_.flights[c.flid] = std::nullopt;
-    }
+    pending_.flights[c.flid] = c.op == ChangeOp::kUpsert ? c.flight : nullptr;
   }
   for (const ReferenceChange& c : d.references) {
     if (c.op == ChangeOp::kUpsert) {

@@ -9,9 +9,11 @@ Result<const Flight*> WorkingSet::FindFlight(const std::string& flid) {
   if (it == flights_.end()) {
     auto base = view_.GetFlight(flid);
     if (!base.ok()) return base.status();
-    it = flights_.emplace(flid, std::move(*base)).first;
+    std::shared_ptr<const Flight> f;
+    if (*base) f = std::make_shared<const Flight>(std::move(**base));
+    it = flights_.emplace(flid, std::move(f)).first;
   }
-  return it->second ? &*it->second : nullptr;
+  return it->second.get();
 }
 
 Result<std::optional<Flight>> WorkingSet::GetFlight(const std::string& flid) {
@@ -50,10 +52,10 @@ Result<bool> WorkingSet::PutFlight(Flight after) {
   c.flid = after.flid;
   c.created = *before == nullptr;
   c.changes = std::move(changes);
-  c.flight = after;
-  decision_->flights.push_back(std::move(c));
   std::string flid = after.flid;
-  flights_[flid] = std::move(after);
+  c.flight = std::make_shared<const Flight>(std::move(after));
+  flights_[flid] = c.flight;
+  decision_->flights.push_back(std::move(c));
   return true;
 }
 
@@ -65,10 +67,10 @@ Result<bool> WorkingSet::DeleteFlight(const std::string& flid, const std::string
   c.op = ChangeOp::kDelete;
   c.flid = flid;
   c.changes = DiffRecords((*before)->data, Record{});
-  c.flight = **before;
+  c.flight = flights_[flid];
   c.cause = cause;
   decision_->flights.push_back(std::move(c));
-  flights_[flid] = std::nullopt;
+  flights_[flid] = nullptr;
   return true;
 }
 

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -47,8 +48,8 @@ class WorkingSet {
   const StateView& view_;
   Decision* decision_;
   std::int64_t offset_;
-  // Flights read or changed by this message (nullopt: absent/deleted).
-  std::map<std::string, std::optional<Flight>> flights_;
+  // Flights read or changed by this message (nullptr: absent/deleted).
+  std::map<std::string, std::shared_ptr<const Flight>> flights_;
   std::map<std::pair<std::string, std::string>, std::optional<ReferenceRecord>> refs_;
 };
 

@@ -294,6 +294,23 @@ TEST_F(CaptureIntegrationTest, OutageIsAnInfraStatusAndChangesNothing) {
   EXPECT_EQ(log_->next_offset(), 0u);
 }
 
+TEST_F(CaptureIntegrationTest, MailboxRestartIsAStallThenCaptureGoesOn) {
+  std::int64_t a = Committed();
+  Poll();
+  server_->Stop();
+  auto down = capture_->Poll();
+  ASSERT_FALSE(down.ok());
+  EXPECT_EQ(down.status().error_class(), ErrorClass::kInfra);
+  server_->Restart();
+  std::int64_t b = Committed();
+  // The broken connection is dropped on failure and re-opened on the next
+  // poll; at most one more poll may still see the old socket.
+  auto up = capture_->Poll();
+  if (!up.ok()) up = capture_->Poll();
+  ASSERT_TRUE(up.ok()) << up.status().ToString();
+  EXPECT_EQ(LogIds(), (Ids{a, b}));
+}
+
 TEST_F(CaptureIntegrationTest, CommandIntakeAppendsInOrderAndNeverTwice) {
   const std::string own = OwnDatabase("own_" + db_.substr(3));
   server_->Psql(own,

@@ -33,7 +33,7 @@ class FlopTest : public ::testing::Test {
     Decision d;
     FlightChange c;
     c.flid = f.flid;
-    c.flight = f;
+    c.flight = std::make_shared<Flight>(f);
     d.flights.push_back(c);
     state_.Apply(d);
   }

@@ -128,5 +128,27 @@ TEST_F(FoldCliTest, RefoldVerifyInspect) {
   EXPECT_NE(r.out.find("DIVERGENCE"), std::string::npos) << r.out;
 }
 
+TEST_F(FoldCliTest, VerifyExit3WhenAnOlderFoldVersionDecided) {
+  // Rewrite the last batch end as if an older fold version had decided it
+  // differently.
+  {
+    auto store = StateStore::Open(dir_.path() + "/state", {false, false});
+    ASSERT_TRUE(store.ok());
+    BatchWrite w;
+    w.meta = *(*store)->ReadMeta();
+    ASSERT_EQ(w.meta.applied_offset, 5);
+    w.meta.fold_version = kFoldVersion - 1;
+    w.meta.digest = std::string(32, 'x');
+    ASSERT_TRUE((*store)->Commit(w).ok());
+  }
+  RunResult r = RunMsgx(dir_.path(), "refold --verify");
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_NE(r.out.find("upgrade diff"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("batch [4,5]"), std::string::npos) << r.out;
+  // --until before the rewritten batch: identical.
+  r = RunMsgx(dir_.path(), "refold --verify --until 3");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+}
+
 }  // namespace
 }  // namespace msgx

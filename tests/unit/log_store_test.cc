@@ -66,6 +66,16 @@ TEST_F(LogStoreTest, ReopensALogWithProgressButNoRecords) {
   EXPECT_EQ(store->capture_progress()->watermark, 7);
 }
 
+TEST_F(LogStoreTest, WatermarkNeverMovesBack) {
+  auto store = OpenStore();
+  ASSERT_TRUE(store->Append({}, Wm(7)).ok());
+  std::vector<LogRecordData> a{Msg(3)};
+  auto r = store->Append(a, Wm(6));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().error_class(), ErrorClass::kInternal);
+  EXPECT_EQ(store->next_offset(), 0u);
+}
+
 TEST_F(LogStoreTest, OffsetsAreDenseFromZero) {
   auto store = OpenStore();
   CaptureProgress p;

@@ -26,7 +26,7 @@ class ScheduleTest : public ::testing::Test {
     Decision d;
     FlightChange c;
     c.flid = flid;
-    c.flight = f;
+    c.flight = std::make_shared<Flight>(f);
     d.flights.push_back(c);
     state_.Apply(d);
   }
