@@ -21,6 +21,7 @@
 #include "stream/crash_guard.h"
 #include "stream/crash_poison.h"
 #include "stream/fold.h"
+#include "stream/head_retry.h"
 #include "stream/log_fold_source.h"
 #include "stream/mailbox_ingest.h"
 #include "stream/pg_mailbox.h"
@@ -240,10 +241,22 @@ int RunService(const Config& config) {
   lg->info("msgx run: log {} at offset {}, applied {}, http on port {}", log_store->log_uuid(),
            log_store->next_offset(), fold.applied_offset(), (*http)->port());
 
-  // The fold, on this thread.
+  // The fold, on this thread. In seed mode a failed head is retried by
+  // HeadRetry's rule and, when it runs out, ended by an EXHAUST command.
+  HeadRetry head_retry(config.pipeline, SystemClock::Default(), config.state_dir + "/seed-head");
+  auto wait_for_head = [&](std::int64_t offset) {
+    while (!stopper.stopped() && !head_retry.Due(offset)) {
+      stopper.WaitFor(std::chrono::milliseconds(200));
+    }
+  };
   int failures = 0;
   const std::size_t batch_max = static_cast<std::size_t>(config.pipeline.batch_max);
   while (!stopper.stopped()) {
+    // After a restart, a head still backing off waits before its next try.
+    if (auto head = head_retry.head(); head && *head == fold.applied_offset() + 1) {
+      wait_for_head(*head);
+      if (stopper.stopped()) break;
+    }
     std::vector<FoldInput> batch;
     Status s =
         source.ReadBatch(static_cast<std::uint64_t>(fold.applied_offset() + 1), batch_max, &batch);
@@ -264,6 +277,27 @@ int RunService(const Config& config) {
     }
     failures = 0;
     fold_health.stalled = false;
+    if (const auto& held = fold.held()) {
+      HeadVerdict v = head_retry.Failed(held->offset);
+      lg->warn("{}", WithTrace(std::to_string(held->mailbox_id),
+                               "seed mode: FAILED (attempt " + std::to_string(v.attempts) + ") " +
+                                   held->error_class + ": " + held->error));
+      if (v.kind == HeadVerdict::Kind::kExhaust) {
+        ExhaustArgs x{static_cast<std::uint64_t>(held->offset), v.attempts, v.reason};
+        auto appended = log_store->AppendCommands(std::vector<LogRecordData>{
+            LogRecordData::Command(CommandData{x, "msgx:seed-mode", 0, 0})});
+        if (Status st = appended.ok() ? source.BuildQuarantineIndex() : appended.status();
+            !st.ok()) {
+          lg->warn("seed mode: cannot append EXHAUST: {}", st.ToString());
+        }
+      } else {
+        wait_for_head(held->offset);
+      }
+      continue;
+    }
+    if (auto head = head_retry.head(); head && fold.applied_offset() >= *head) {
+      head_retry.Cleared(*head);
+    }
     applied_seen = fold.applied_offset();
     g_applied->Set(static_cast<double>(fold.applied_offset()));
     g_captured->Set(static_cast<double>(log_store->next_offset()));

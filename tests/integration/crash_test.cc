@@ -91,10 +91,12 @@ class CrashTest : public ::testing::Test {
     return env;
   }
 
-  pid_t StartMsgx(const std::string& failpoints = "") {
+  pid_t StartMsgx(const std::string& failpoints = "",
+                  const std::vector<std::string>& more_env = {}) {
     SpawnOptions o;
     o.argv = {MSGX_BINARY, "run"};
     o.extra_env = Env(failpoints);
+    o.extra_env.insert(o.extra_env.end(), more_env.begin(), more_env.end());
     o.stderr_path = state_dir_ + "/msgx.log";
     o.append_output = true;
     o.parent_death_signal = SIGKILL;
@@ -176,7 +178,12 @@ class CrashTest : public ::testing::Test {
   // state has folded all of it.
   bool WaitCaughtUp(size_t want, milliseconds timeout) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
+    // On a first start the log appears only once msgx has opened it.
     auto reader = LogReader::OpenSecondary(state_dir_ + "/log", state_dir_ + "/log-secondary-test");
+    while (!reader.ok() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(milliseconds(200));
+      reader = LogReader::OpenSecondary(state_dir_ + "/log", state_dir_ + "/log-secondary-test");
+    }
     if (!reader.ok()) return false;
     while (std::chrono::steady_clock::now() < deadline) {
       if ((*reader)->CatchUp().ok()) {
@@ -287,6 +294,43 @@ TEST_F(CrashTest, ARecordThatAbortsTwiceIsQuarantinedAndTheRestIsApplied) {
     auto out = (*store)->GetOutcome(id);
     ASSERT_TRUE(out.ok() && out->has_value()) << "no outcome for mailbox id " << id;
   }
+}
+
+TEST_F(CrashTest, SeedModeHoldsTheHeadThenExhaustsAndTheRestFollows) {
+  // Mailbox: good rows, one that cannot be decoded (UNSUPPORTED), more good rows.
+  std::atomic<bool> stop{false};
+  Produce(10, &stop);
+  pg_->Psql("aodb",
+            "INSERT INTO cminmsgs (cminmsgs_clob_msg, cminmsgs_status) VALUES ($x$<MSG><META>"
+            "<SNDR>AODB</SNDR><SEQN>99</SEQN><DTTM>20261130010000</DTTM><TYPE>FLOP</TYPE>"
+            "<STYP>ZZZZ</STYP></META></MSG>$x$, 'VALID')");
+  const std::int64_t bad = MailboxIds().back();
+  Produce(10, &stop);
+  const std::vector<std::int64_t> mailbox = MailboxIds();
+
+  pid_t pid = StartMsgx("", {"MSGX_PIPELINE_RETRY_DETERMINISTIC=true",
+                             "MSGX_PIPELINE_MAX_ATTEMPTS=3", "MSGX_PIPELINE_BACKOFF_MS=300ms"});
+  // 1 + 2 attempts' backoff (0.3 s, 0.6 s), then EXHAUSTED and the rest.
+  ASSERT_TRUE(WaitCaughtUp(mailbox.size(), milliseconds(60'000)))
+      << "see " << state_dir_ << "/msgx.log";
+  StopMsgx(pid);
+
+  auto store = StateStore::Open(state_dir_ + "/state", {false, true});
+  ASSERT_TRUE(store.ok());
+  auto o = (*store)->GetOutcome(bad);
+  ASSERT_TRUE(o.ok() && o->has_value());
+  EXPECT_EQ((*o)->state, OutcomeState::kDead);
+  EXPECT_EQ((*o)->error_class, "EXHAUSTED");
+  EXPECT_EQ((*o)->last_error.rfind("exhausted:max-attempts 3: UNSUPPORTED", 0), 0u)
+      << (*o)->last_error;
+  for (auto id : mailbox) {
+    auto out = (*store)->GetOutcome(id);
+    ASSERT_TRUE(out.ok() && out->has_value()) << "no outcome for mailbox id " << id;
+  }
+  std::ifstream log(state_dir_ + "/msgx.log");
+  std::stringstream text;
+  text << log.rdbuf();
+  EXPECT_NE(text.str().find("seed mode: FAILED (attempt 2)"), std::string::npos) << text.str();
 }
 
 }  // namespace
