@@ -5,11 +5,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <pqxx/pqxx>
 #include <sstream>
@@ -254,24 +252,18 @@ std::vector<FlightSeed> FlopFlights(const std::vector<CorpusFile>& files) {
 
 }  // namespace
 
-LocalTime AirportLocalTime(MicrosSinceEpoch t, const std::string& tz) {
-  static std::mutex mu;
-  std::lock_guard<std::mutex> lock(mu);
-  const char* old = std::getenv("TZ");
-  std::optional<std::string> saved;
-  if (old != nullptr) saved = old;
-  setenv("TZ", tz.c_str(), 1);
-  tzset();
-  std::time_t secs = static_cast<std::time_t>(t >= 0 ? t / 1000000 : (t - 999999) / 1000000);
-  std::tm tm{};
-  localtime_r(&secs, &tm);
-  if (saved) {
-    setenv("TZ", saved->c_str(), 1);
-  } else {
-    unsetenv("TZ");
-  }
-  tzset();
-  return LocalTime{tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec};
+LocalTime AirportLocalTime(MicrosSinceEpoch t, const TimeZone& zone) {
+  std::int64_t utc = t >= 0 ? t / 1000000 : (t - 999999) / 1000000;
+  std::chrono::sys_seconds local{std::chrono::seconds(utc + zone.OffsetAt(utc))};
+  sys_days d = std::chrono::floor<days>(local);
+  year_month_day ymd{d};
+  std::chrono::hh_mm_ss<std::chrono::seconds> hms{local - d};
+  return LocalTime{static_cast<int>(ymd.year()),
+                   static_cast<int>(static_cast<unsigned>(ymd.month())),
+                   static_cast<int>(static_cast<unsigned>(ymd.day())),
+                   static_cast<int>(hms.hours().count()),
+                   static_cast<int>(hms.minutes().count()),
+                   static_cast<int>(hms.seconds().count())};
 }
 
 LoadPlan PlanCorpusLoad(std::vector<CorpusFile> files, const LocalTime& now, int first_seqn) {
@@ -329,7 +321,9 @@ Result<LoadPlan> LoadCorpus(const std::string& corpus_dir, const std::string& ma
   if (ec) return Status::Config("corpus " + corpus_dir + ": " + ec.message());
   if (files.empty()) return Status::Config("corpus " + corpus_dir + ": no *.xml files");
 
-  LocalTime now = AirportLocalTime(clock.NowMicros(), timezone);
+  Result<TimeZone> zone = TimeZone::Load(timezone);
+  if (!zone.ok()) return zone.status();
+  LocalTime now = AirportLocalTime(clock.NowMicros(), *zone);
   try {
     pqxx::connection conn(mailbox_url);
     pqxx::work w(conn);

@@ -29,8 +29,8 @@
 // date_received = the load time, and the subsystem columns from META (SNDR,
 // SEQN, DTTM, STYP, TYPE), as an upstream AODB would.
 //
-// Thread-safety: PlanCorpusLoad is pure. LoadCorpus is not thread-safe
-// (AirportLocalTime changes TZ for the duration of a call).
+// Thread-safety: PlanCorpusLoad and AirportLocalTime are pure; LoadCorpus
+// may be called from any thread.
 #pragma once
 
 #include <string>
@@ -39,6 +39,7 @@
 #include "base/clock.h"
 #include "base/result.h"
 #include "base/status.h"
+#include "codecs/time_zone.h"
 
 namespace msgx::app {
 
@@ -47,10 +48,8 @@ struct LocalTime {
   int year = 1970, month = 1, day = 1, hour = 0, minute = 0, second = 0;
 };
 
-// The wall-clock time in time zone `tz` (a zoneinfo name) at `t`. Uses the
-// C library's zone rules through TZ; a stopgap until codecs/ offers a
-// zone type to share.
-LocalTime AirportLocalTime(MicrosSinceEpoch t, const std::string& tz);
+// The wall-clock time in `zone` at `t`.
+LocalTime AirportLocalTime(MicrosSinceEpoch t, const TimeZone& zone);
 
 struct CorpusFile {
   std::string name;  // e.g. "FLOP-DELY-1.xml", or "generated:SCHD-DNLD"
@@ -78,8 +77,8 @@ LoadPlan PlanCorpusLoad(std::vector<CorpusFile> files, const LocalTime& now, int
 
 // Reads `corpus_dir`/*.xml, plans with the clock's "now" in `timezone`, and
 // inserts into `table` of the mailbox at `mailbox_url`. Returns the plan
-// (rows in insertion order). kConfig for an unreadable or empty corpus,
-// kInfra for database errors.
+// (rows in insertion order). kConfig for an unreadable or empty corpus or an
+// unknown time zone, kInfra for database errors.
 Result<LoadPlan> LoadCorpus(const std::string& corpus_dir, const std::string& mailbox_url,
                             const std::string& table, const std::string& timezone,
                             const Clock& clock);

@@ -14,8 +14,10 @@ TEST(ServersForkTest, DeathOfAForkedChildLeavesTheServersRunning) {
   ::testing::FLAGS_gtest_death_test_style = "fast";  // plain fork(), no re-exec
   auto pg = PgServer::Start();
   auto redis = RedisServer::Start();
+  // abort() only: exit() in a child forked from this threaded binary runs
+  // static destructors (RocksDB's thread pool) that wait forever on locks
+  // held by threads the child does not have.
   EXPECT_DEATH(std::abort(), "");
-  EXPECT_EXIT(std::exit(3), ::testing::ExitedWithCode(3), "");
   EXPECT_EQ(pg->Psql("postgres", "SELECT 1"), "1\n");
 }
 

@@ -85,15 +85,24 @@ TEST(CorpusLoaderTest, DatesMoveToTodayAndTomorrowKeepingTheTime) {
 
 TEST(CorpusLoaderTest, AirportLocalTimeUsesTheZone) {
   // 2026-11-30T18:30:00Z is 1 Dec 02:30 in Shanghai (UTC+8).
-  LocalTime t = AirportLocalTime(1796063400LL * 1000000, "Asia/Shanghai");
+  Result<TimeZone> shanghai = TimeZone::Load("Asia/Shanghai");
+  ASSERT_TRUE(shanghai.ok()) << shanghai.status().ToString();
+  LocalTime t = AirportLocalTime(1796063400LL * 1000000, *shanghai);
   EXPECT_EQ(t.year, 2026);
   EXPECT_EQ(t.month, 12);
   EXPECT_EQ(t.day, 1);
   EXPECT_EQ(t.hour, 2);
   EXPECT_EQ(t.minute, 30);
-  LocalTime utc = AirportLocalTime(1796063400LL * 1000000, "UTC");
+  LocalTime utc = AirportLocalTime(1796063400LL * 1000000, TimeZone::Fixed("UTC", 0));
   EXPECT_EQ(utc.day, 30);
   EXPECT_EQ(utc.hour, 18);
+  // West of UTC, across a year boundary, one second before midnight.
+  LocalTime ny = AirportLocalTime(1798761599LL * 1000000, TimeZone::Fixed("X", -5 * 3600));
+  EXPECT_EQ(ny.year, 2026);
+  EXPECT_EQ(ny.month, 12);
+  EXPECT_EQ(ny.day, 31);
+  EXPECT_EQ(ny.hour, 18);
+  EXPECT_EQ(ny.second, 59);
 }
 
 }  // namespace
