@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "base/subprocess.h"
+#include "stream/mailbox_schema.h"
 
 namespace msgx::app {
 namespace {
@@ -105,20 +106,6 @@ Result<int> ChoosePort(int requested, const std::string& port_file) {
   if (recorded > 0 && !LoopbackPortOpen(recorded)) return recorded;
   return FreeLoopbackPort();
 }
-
-constexpr const char* kCreateMailbox = R"sql(
-CREATE TABLE IF NOT EXISTS cminmsgs (
-  cminmsgs_id                  BIGSERIAL PRIMARY KEY,
-  cminmsgs_clob_msg            TEXT NOT NULL,
-  cminmsgs_date_received       TIMESTAMP,
-  cminmsgs_date_processed      TIMESTAMP,
-  cminmsgs_subsystem_name      VARCHAR(4),
-  cminmsgs_subsystem_sequence  INT,
-  cminmsgs_subsystem_date_sent TIMESTAMP,
-  cminmsgs_subsystem_subtype   VARCHAR(4),
-  cminmsgs_subsystem_type      VARCHAR(4),
-  cminmsgs_status              VARCHAR(20)
-))sql";
 
 }  // namespace
 
@@ -258,7 +245,7 @@ Status DevServices::EnsureDatabases(int port, std::ostream& out) {
     }
     pqxx::connection mailbox(base + kDevMailboxDb);
     pqxx::work w(mailbox);
-    w.exec0(kCreateMailbox);
+    w.exec0(kLocalMailboxDdl);
     w.commit();
   } catch (const std::exception& e) {
     return Status::Infra(std::string("postgres: preparing databases: ") + e.what());

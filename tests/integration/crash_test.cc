@@ -21,12 +21,12 @@
 #include <thread>
 
 #include "base/subprocess.h"
-#include "migrations/migrator.h"
 #include "state/log_reader.h"
 #include "state/log_record.h"
 #include "state/log_store.h"
 #include "state/state_store.h"
 #include "stream/mailbox_schema.h"
+#include "tests/support/fixtures.h"
 #include "tests/support/servers.h"
 #include "tests/support/temp_dirs.h"
 
@@ -34,13 +34,6 @@ namespace msgx {
 namespace {
 
 using std::chrono::milliseconds;
-
-std::string ReadCorpus(const std::string& name) {
-  std::ifstream in(std::string(MSGX_CORPUS_DIR) + "/" + name, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // A message of the corpus with its SEQN made unique.
 std::string WithSeqn(const std::string& xml, int seqn) {
@@ -66,17 +59,15 @@ class CrashTest : public ::testing::Test {
 
   void SetUp() override {
     const std::string own = "msgx_" + std::to_string(++n_);
-    pg_->CreateDatabase(own);
-    own_url_ = pg_->Url(own);
-    auto m = Migrator(MSGX_SOURCE_DIR "/migrations").Migrate(own_url_);
-    ASSERT_TRUE(m.ok()) << m.status().ToString();
+    own_url_ = testing::CreateMigratedDatabase(pg_, own);
     pg_->Psql("aodb", "TRUNCATE cminmsgs");
     auto dir = testing::MakeOwnedTempDir("crash", std::nullopt);
     ASSERT_TRUE(dir.ok());
     state_dir_ = *dir;
-    templates_ = {ReadCorpus("FLOP-ACFT-1.xml"), ReadCorpus("FLOP-STND-1.xml"),
-                  ReadCorpus("AIRL-ADD-1.xml"),  ReadCorpus("FLOP-GTDT-1.xml"),
-                  ReadCorpus("ABNR-ADD-1.xml"),  ReadCorpus("CITY-UPD-1.xml")};
+    templates_ = {
+        testing::ReadCorpusFile("FLOP-ACFT-1.xml"), testing::ReadCorpusFile("FLOP-STND-1.xml"),
+        testing::ReadCorpusFile("AIRL-ADD-1.xml"),  testing::ReadCorpusFile("FLOP-GTDT-1.xml"),
+        testing::ReadCorpusFile("ABNR-ADD-1.xml"),  testing::ReadCorpusFile("COUL-UPD-1.xml")};
   }
 
   std::vector<std::string> Env(const std::string& failpoints = "") const {

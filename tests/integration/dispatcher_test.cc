@@ -10,9 +10,9 @@
 #include <atomic>
 #include <set>
 
-#include "migrations/migrator.h"
 #include "stream/event_replay.h"
 #include "stream/kafka_publisher.h"
+#include "tests/support/fixtures.h"
 #include "tests/support/servers.h"
 
 namespace msgx {
@@ -20,50 +20,6 @@ namespace {
 
 using std::chrono::milliseconds;
 using std::chrono::seconds;
-
-struct Seen {
-  std::string key, value;
-  std::map<std::string, std::string> headers;
-};
-
-std::vector<Seen> ConsumeAll(const std::string& bootstrap, const std::string& topic, size_t want,
-                             milliseconds wait) {
-  char err[512];
-  rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), err, sizeof(err));
-  rd_kafka_conf_set(conf, "group.id", "dispatcher-test", err, sizeof(err));
-  rd_kafka_conf_set(conf, "isolation.level", "read_committed", err, sizeof(err));
-  rd_kafka_t* c = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err));
-  rd_kafka_topic_partition_list_t* parts = rd_kafka_topic_partition_list_new(1);
-  rd_kafka_topic_partition_list_add(parts, topic.c_str(), 0)->offset = RD_KAFKA_OFFSET_BEGINNING;
-  rd_kafka_assign(c, parts);
-  rd_kafka_topic_partition_list_destroy(parts);
-  std::vector<Seen> out;
-  const auto deadline = std::chrono::steady_clock::now() + wait;
-  while (out.size() < want && std::chrono::steady_clock::now() < deadline) {
-    rd_kafka_message_t* m = rd_kafka_consumer_poll(c, 100);
-    if (m == nullptr) continue;
-    if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
-      Seen s;
-      s.key.assign(static_cast<const char*>(m->key), m->key_len);
-      s.value.assign(static_cast<const char*>(m->payload), m->len);
-      rd_kafka_headers_t* h = nullptr;
-      if (rd_kafka_message_headers(m, &h) == RD_KAFKA_RESP_ERR_NO_ERROR) {
-        const char* n = nullptr;
-        const void* v = nullptr;
-        size_t sz = 0;
-        for (size_t i = 0; rd_kafka_header_get_all(h, i, &n, &v, &sz) == 0; ++i) {
-          s.headers[n] = std::string(static_cast<const char*>(v), sz);
-        }
-      }
-      out.push_back(std::move(s));
-    }
-    rd_kafka_message_destroy(m);
-  }
-  rd_kafka_consumer_close(c);
-  rd_kafka_destroy(c);
-  return out;
-}
 
 // Wraps a real publisher; while `outage` is set it fails every batch as an
 // outage without sending (the seam test double for "the broker is down").
@@ -96,10 +52,7 @@ class DispatcherTest : public ::testing::Test {
 
   void SetUp() override {
     const std::string db = "disp_" + std::to_string(++db_counter_);
-    pg_->CreateDatabase(db);
-    url_ = pg_->Url(db);
-    auto report = Migrator(MSGX_SOURCE_DIR "/migrations").Migrate(url_);
-    ASSERT_TRUE(report.ok()) << report.status().ToString();
+    url_ = testing::CreateMigratedDatabase(pg_, db);
     session_ = std::make_unique<PgSession>(url_);
     kafka_ = testing::KafkaMock::Start(1);
     kafka_->CreateTopic("t.msg", 1);
@@ -178,7 +131,7 @@ TEST_F(DispatcherTest, DeliversEveryEventInOrderPerKeyWithHeaders) {
   Drain(d);
   EXPECT_EQ(Query("SELECT count(*) FROM msg_event WHERE state = 'SENT' AND sent_at IS NOT NULL"),
             "60");
-  auto got = ConsumeAll(kafka_->Bootstrap(), "t.msg", 60, seconds(10));
+  auto got = testing::ConsumeTopic(kafka_->Bootstrap(), "t.msg", 60, seconds(10));
   ASSERT_EQ(got.size(), 60u);
   std::map<std::string, int> last_version;
   std::set<std::string> ids;
@@ -236,7 +189,7 @@ TEST_F(DispatcherTest, OutageChargesNothingAndDeliveryResumes) {
   EXPECT_EQ(Query("SELECT count(*) FROM msg_event WHERE state = 'SENT'"), "5");
   EXPECT_EQ(Query("SELECT count(*) FROM msg_event WHERE state = 'DEAD'"), "0");
   EXPECT_FALSE(d.stalled());
-  auto got = ConsumeAll(kafka_->Bootstrap(), "t.msg", 5, seconds(5));
+  auto got = testing::ConsumeTopic(kafka_->Bootstrap(), "t.msg", 5, seconds(5));
   ASSERT_EQ(got.size(), 5u);
   for (int i = 0; i < 5; ++i) EXPECT_EQ(got[i].value, "{\"v\":" + std::to_string(i + 1) + "}");
 }
@@ -286,7 +239,7 @@ TEST_F(DispatcherTest, PermanentErrorChargesOnlyTheCulpritThenDlqAndReplay) {
       session_.get(), big.get(), [] { return Result<std::int64_t>(100); }, &clock_,
       Options("KAFKA:msg", "t.msg"));
   Drain(d2);
-  auto got = ConsumeAll(kafka_->Bootstrap(), "t.msg", 3, seconds(10));
+  auto got = testing::ConsumeTopic(kafka_->Bootstrap(), "t.msg", 3, seconds(10));
   ASSERT_EQ(got.size(), 3u);
   EXPECT_EQ(got[0].value, "{\"v\":1}");
   EXPECT_EQ(got[1].value, "{\"v\":3}");
@@ -311,7 +264,7 @@ TEST_F(DispatcherTest, ScheduleBatchKeepsLatestPerFlidAndWaitsForThePeriod) {
   ASSERT_EQ(s->kind, DispatchStep::Kind::kSent);
   EXPECT_EQ(s->sent, 3);
   EXPECT_EQ(Query("SELECT count(DISTINCT batch_id) || '/' || min(batch_id) FROM msg_event"), "1/1");
-  auto got = ConsumeAll(kafka_->Bootstrap(), "t.schd", 1, seconds(10));
+  auto got = testing::ConsumeTopic(kafka_->Bootstrap(), "t.schd", 1, seconds(10));
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0].key, "schedule");
   EXPECT_EQ(got[0].value, "[{\"flid\":\"B\",\"v\":2},{\"flid\":\"A\",\"v\":3}]");
@@ -341,7 +294,7 @@ TEST_F(DispatcherTest, FailedScheduleFlushIsRetriedWithTheSameMembership) {
   ASSERT_TRUE(s.ok());
   ASSERT_EQ(s->kind, DispatchStep::Kind::kSent);
   EXPECT_EQ(s->sent, 2);
-  auto got = ConsumeAll(kafka_->Bootstrap(), "t.schd", 1, seconds(10));
+  auto got = testing::ConsumeTopic(kafka_->Bootstrap(), "t.schd", 1, seconds(10));
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0].value, "[{\"v\":1},{\"v\":2}]");  // exactly the original members
   EXPECT_EQ(Query("SELECT string_agg(state || '/' || coalesce(batch_id::text, '-'), ',' ORDER BY "
@@ -368,7 +321,7 @@ TEST_F(DispatcherTest, OversizedScheduleBatchIsSplitByTheByteCap) {
   EXPECT_EQ(Query("SELECT count(*) FROM msg_event WHERE state = 'SENT'"), "6");
   EXPECT_EQ(Query("SELECT count(DISTINCT batch_id) FROM msg_event"), "3");
   EXPECT_EQ(Query("SELECT count(*) FROM msg_event WHERE state = 'DEAD'"), "0");
-  auto got = ConsumeAll(kafka_->Bootstrap(), "t.schd", 3, seconds(10));
+  auto got = testing::ConsumeTopic(kafka_->Bootstrap(), "t.schd", 3, seconds(10));
   ASSERT_EQ(got.size(), 3u);
   for (const auto& m : got) EXPECT_LE(m.value.size(), 250u);
 }

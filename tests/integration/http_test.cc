@@ -9,17 +9,11 @@
 #include "app/http_server.h"
 #include "base/metrics.h"
 #include "stream/mailbox_schema.h"
+#include "tests/support/fixtures.h"
 #include "tests/support/servers.h"
 
 namespace msgx {
 namespace {
-
-std::string ReadCorpus(const std::string& name) {
-  std::ifstream in(std::string(MSGX_CORPUS_DIR) + "/" + name, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 class HttpTest : public ::testing::Test {
  protected:
@@ -75,7 +69,7 @@ testing::PgServer* HttpTest::pg_ = nullptr;
 
 TEST_F(HttpTest, IngestStoresAMessageAndAnswersItsId) {
   const std::string before = Rows();
-  const std::string xml = ReadCorpus("FLOP-GTDT-1.xml");
+  const std::string xml = testing::ReadCorpusFile("FLOP-GTDT-1.xml");
   auto res = client_->Post("/cminmsgs/send", xml, "application/xml");
   ASSERT_TRUE(res);
   ASSERT_EQ(res->status, 200) << res->body;

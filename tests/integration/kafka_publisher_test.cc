@@ -9,58 +9,11 @@
 #include <chrono>
 #include <thread>
 
+#include "tests/support/fixtures.h"
 #include "tests/support/servers.h"
 
 namespace msgx {
 namespace {
-
-struct Consumed {
-  std::string key, value;
-  std::map<std::string, std::string> headers;
-};
-
-// Reads up to `want` messages of partition 0 of `topic` from the beginning,
-// giving up after `wait`.
-std::vector<Consumed> Consume(const std::string& bootstrap, const std::string& topic, size_t want,
-                              std::chrono::milliseconds wait) {
-  char err[512];
-  rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), err, sizeof(err));
-  rd_kafka_conf_set(conf, "group.id", "msgx-test", err, sizeof(err));
-  rd_kafka_conf_set(conf, "isolation.level", "read_committed", err, sizeof(err));
-  rd_kafka_conf_set(conf, "enable.auto.commit", "false", err, sizeof(err));
-  rd_kafka_t* c = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err));
-  EXPECT_NE(c, nullptr) << err;
-  rd_kafka_topic_partition_list_t* parts = rd_kafka_topic_partition_list_new(1);
-  rd_kafka_topic_partition_list_add(parts, topic.c_str(), 0)->offset = RD_KAFKA_OFFSET_BEGINNING;
-  rd_kafka_assign(c, parts);
-  rd_kafka_topic_partition_list_destroy(parts);
-  std::vector<Consumed> out;
-  const auto deadline = std::chrono::steady_clock::now() + wait;
-  while (out.size() < want && std::chrono::steady_clock::now() < deadline) {
-    rd_kafka_message_t* m = rd_kafka_consumer_poll(c, 100);
-    if (m == nullptr) continue;
-    if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
-      Consumed x;
-      x.key.assign(static_cast<const char*>(m->key), m->key_len);
-      x.value.assign(static_cast<const char*>(m->payload), m->len);
-      rd_kafka_headers_t* hdrs = nullptr;
-      if (rd_kafka_message_headers(m, &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR) {
-        const char* name = nullptr;
-        const void* val = nullptr;
-        size_t size = 0;
-        for (size_t i = 0; rd_kafka_header_get_all(hdrs, i, &name, &val, &size) == 0; ++i) {
-          x.headers[name] = std::string(static_cast<const char*>(val), size);
-        }
-      }
-      out.push_back(std::move(x));
-    }
-    rd_kafka_message_destroy(m);
-  }
-  rd_kafka_consumer_close(c);
-  rd_kafka_destroy(c);
-  return out;
-}
 
 OutgoingMessage Msg(const std::string& topic, const std::string& key, const std::string& value,
                     const std::string& event_id) {
@@ -117,7 +70,7 @@ TEST_F(KafkaPublisherTest, BatchIsVisibleInOrderWithHeaders) {
                                      Msg("t.events", "F1", "v3", "e3")};
   PublishResult r = (*p)->Publish(batch);
   ASSERT_TRUE(r.committed) << r.outage.ToString() << r.permanent_error;
-  auto got = Consume(kafka_->Bootstrap(), "t.events", 3, std::chrono::seconds(10));
+  auto got = testing::ConsumeTopic(kafka_->Bootstrap(), "t.events", 3, std::chrono::seconds(10));
   ASSERT_EQ(got.size(), 3u);
   EXPECT_EQ(got[0].value, "v1");
   EXPECT_EQ(got[1].value, "v2");
@@ -146,7 +99,7 @@ TEST_F(KafkaPublisherTest, OversizedMessageIsPermanentAndNothingOfTheBatchIsVisi
   PublishResult ok =
       (*p)->Publish(std::vector<OutgoingMessage>{Msg("t.events", "F1", "after", "e4")});
   ASSERT_TRUE(ok.committed) << ok.outage.ToString();
-  auto got = Consume(kafka_->Bootstrap(), "t.events", 2, std::chrono::seconds(2));
+  auto got = testing::ConsumeTopic(kafka_->Bootstrap(), "t.events", 2, std::chrono::seconds(2));
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0].value, "after");
 }
@@ -170,7 +123,7 @@ TEST_F(KafkaPublisherTest, BrokerDownIsAnOutageAndDeliveryResumes) {
     up = (*p)->Publish(std::vector<OutgoingMessage>{Msg("t.events", "F1", "v1", "e1")});
   }
   ASSERT_TRUE(up.committed) << up.outage.ToString();
-  auto got = Consume(kafka_->Bootstrap(), "t.events", 3, std::chrono::seconds(5));
+  auto got = testing::ConsumeTopic(kafka_->Bootstrap(), "t.events", 3, std::chrono::seconds(5));
   ASSERT_GE(got.size(), 2u);
   EXPECT_EQ(got[0].value, "v0");
   EXPECT_EQ(got.back().value, "v1");

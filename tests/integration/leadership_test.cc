@@ -3,9 +3,9 @@
 // connection dies; a stale epoch and a foreign log are refused.
 #include <gtest/gtest.h>
 
-#include "migrations/migrator.h"
 #include "stream/pg_leadership.h"
 #include "stream/pg_session.h"
+#include "tests/support/fixtures.h"
 #include "tests/support/servers.h"
 
 namespace msgx {
@@ -20,10 +20,7 @@ class LeadershipTest : public ::testing::Test {
   }
   void SetUp() override {
     const std::string db = "lead_" + std::to_string(++n_);
-    pg_->CreateDatabase(db);
-    url_ = pg_->Url(db);
-    auto m = Migrator(MSGX_SOURCE_DIR "/migrations").Migrate(url_);
-    ASSERT_TRUE(m.ok()) << m.status().ToString();
+    url_ = testing::CreateMigratedDatabase(pg_, db);
   }
   static testing::PgServer* pg_;
   static int n_;

@@ -14,6 +14,7 @@
 #include "app/corpus_loader.h"
 #include "base/clock.h"
 #include "migrations/migrator.h"
+#include "stream/mailbox_schema.h"
 #include "tests/support/servers.h"
 
 namespace msgx::app {
@@ -23,15 +24,6 @@ namespace fs = std::filesystem;
 
 // 2026-11-30T02:00:00Z = 30NOV26 10:00 in Asia/Shanghai.
 constexpr MicrosSinceEpoch kNow = 1796004000LL * 1000000;
-
-constexpr const char* kMailboxDdl = R"sql(
-CREATE TABLE cminmsgs (
-  cminmsgs_id BIGSERIAL PRIMARY KEY, cminmsgs_clob_msg TEXT NOT NULL,
-  cminmsgs_date_received TIMESTAMP, cminmsgs_date_processed TIMESTAMP,
-  cminmsgs_subsystem_name VARCHAR(4), cminmsgs_subsystem_sequence INT,
-  cminmsgs_subsystem_date_sent TIMESTAMP, cminmsgs_subsystem_subtype VARCHAR(4),
-  cminmsgs_subsystem_type VARCHAR(4), cminmsgs_status VARCHAR(20));
-)sql";
 
 std::map<std::string, std::string> ReadCorpus() {
   std::map<std::string, std::string> files;
@@ -70,7 +62,7 @@ class LoaderTest : public ::testing::Test {
   static void SetUpTestSuite() {
     pg_ = testing::PgServer::Start().release();
     pg_->CreateDatabase("aodb");
-    pg_->Psql("aodb", kMailboxDdl);
+    pg_->Psql("aodb", kLocalMailboxDdl);
   }
   static void TearDownTestSuite() {
     delete pg_;

@@ -1,0 +1,72 @@
+#include "tests/support/fixtures.h"
+
+#include <gtest/gtest.h>
+#include <librdkafka/rdkafka.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "migrations/migrator.h"
+#include "tests/support/servers.h"
+
+namespace msgx::testing {
+
+std::string CreateMigratedDatabase(PgServer* pg, const std::string& name) {
+  pg->CreateDatabase(name);
+  const std::string url = pg->Url(name);
+  auto report = Migrator(MSGX_SOURCE_DIR "/migrations").Migrate(url);
+  EXPECT_TRUE(report.ok()) << report.status().ToString();
+  return url;
+}
+
+std::string ReadCorpusFile(const std::string& name) {
+  std::ifstream in(std::string(MSGX_CORPUS_DIR) + "/" + name, std::ios::binary);
+  EXPECT_TRUE(in.good()) << "corpus file " << name;
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::vector<ConsumedMessage> ConsumeTopic(const std::string& bootstrap, const std::string& topic,
+                                          size_t want, std::chrono::milliseconds wait) {
+  char err[512];
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), err, sizeof(err));
+  rd_kafka_conf_set(conf, "group.id", "msgx-test", err, sizeof(err));
+  rd_kafka_conf_set(conf, "isolation.level", "read_committed", err, sizeof(err));
+  rd_kafka_conf_set(conf, "enable.auto.commit", "false", err, sizeof(err));
+  rd_kafka_t* c = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err));
+  EXPECT_NE(c, nullptr) << err;
+  if (c == nullptr) return {};
+  rd_kafka_topic_partition_list_t* parts = rd_kafka_topic_partition_list_new(1);
+  rd_kafka_topic_partition_list_add(parts, topic.c_str(), 0)->offset = RD_KAFKA_OFFSET_BEGINNING;
+  rd_kafka_assign(c, parts);
+  rd_kafka_topic_partition_list_destroy(parts);
+  std::vector<ConsumedMessage> out;
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  while (out.size() < want && std::chrono::steady_clock::now() < deadline) {
+    rd_kafka_message_t* m = rd_kafka_consumer_poll(c, 100);
+    if (m == nullptr) continue;
+    if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      ConsumedMessage x;
+      x.key.assign(static_cast<const char*>(m->key), m->key_len);
+      x.value.assign(static_cast<const char*>(m->payload), m->len);
+      rd_kafka_headers_t* hdrs = nullptr;
+      if (rd_kafka_message_headers(m, &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+        const char* name = nullptr;
+        const void* val = nullptr;
+        size_t size = 0;
+        for (size_t i = 0; rd_kafka_header_get_all(hdrs, i, &name, &val, &size) == 0; ++i) {
+          x.headers[name] = std::string(static_cast<const char*>(val), size);
+        }
+      }
+      out.push_back(std::move(x));
+    }
+    rd_kafka_message_destroy(m);
+  }
+  rd_kafka_consumer_close(c);
+  rd_kafka_destroy(c);
+  return out;
+}
+
+}  // namespace msgx::testing

@@ -1,0 +1,35 @@
+// Small fixtures shared by the integration tests.
+//
+// Thread-safety: none needed; each test thread calls them for itself.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace msgx::testing {
+
+class PgServer;
+
+// Creates database `name` on `pg` and applies the real migrations
+// (migrations/V*.sql) to it; returns its URL. Fails the test on error.
+std::string CreateMigratedDatabase(PgServer* pg, const std::string& name);
+
+// The bytes of one corpus file (MSGX_CORPUS_DIR/name); empty and a test
+// failure when it cannot be read.
+std::string ReadCorpusFile(const std::string& name);
+
+// A message read back from Kafka.
+struct ConsumedMessage {
+  std::string key;
+  std::string value;
+  std::map<std::string, std::string> headers;
+};
+
+// Reads partition 0 of `topic` from the beginning as a read_committed
+// consumer until `want` messages have arrived or `wait` has passed.
+std::vector<ConsumedMessage> ConsumeTopic(const std::string& bootstrap, const std::string& topic,
+                                          size_t want, std::chrono::milliseconds wait);
+
+}  // namespace msgx::testing
