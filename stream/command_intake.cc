@@ -8,19 +8,10 @@
 
 #include "base/failpoint.h"
 #include "base/log.h"
+#include "stream/pg_session.h"
 
 namespace msgx {
 namespace {
-
-std::string ArrayLiteral(const std::vector<std::int64_t>& v) {
-  std::string s = "{";
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    if (i) s += ',';
-    s += std::to_string(v[i]);
-  }
-  s += '}';
-  return s;
-}
 
 struct Row {
   std::int64_t id = 0;
@@ -175,7 +166,7 @@ Result<IntakeOutcome> CommandIntake::Poll() {
                          " AS c SET state = 'APPENDED', log_offset = v.off, appended_at = now() "
                          "FROM unnest($1::bigint[], $2::bigint[]) AS v(id, off) "
                          "WHERE c.command_id = v.id AND c.state = 'PENDING'",
-                     ArrayLiteral(mark_ids), ArrayLiteral(mark_offsets));
+                     PgArrayLiteral(mark_ids), PgArrayLiteral(mark_offsets));
     }
     for (std::size_t i = 0; i < reject_ids.size(); ++i) {
       tx.exec_params("UPDATE " + table +

@@ -19,12 +19,6 @@ std::string Bounded(const std::string& s, size_t max) {
   return s.substr(0, n);
 }
 
-std::string IdArray(const std::vector<std::int64_t>& ids) {
-  std::string a = "{";
-  for (size_t i = 0; i < ids.size(); ++i) a += (i ? "," : "") + std::to_string(ids[i]);
-  return a + "}";
-}
-
 }  // namespace
 
 DispatcherOptions DispatcherOptions::ForTarget(const Config& config, const std::string& target) {
@@ -134,7 +128,7 @@ Status Dispatcher::MarkSent(const std::vector<Event>& events) {
     tx.exec_params(
         "UPDATE msg_event SET state = 'SENT', sent_at = $2::timestamptz, attempts = attempts + 1 "
         "WHERE event_id = ANY($1::bigint[]) AND state = 'PENDING'",
-        IdArray(ids), now);
+        PgArrayLiteral(ids), now);
   });
   if (s.ok()) {
     sent_total_ += static_cast<std::int64_t>(events.size());
@@ -157,7 +151,8 @@ Result<int> Dispatcher::Charge(const std::vector<Event>& events, const std::stri
         "last_error = $2, next_attempt_at = $3::timestamptz, "
         "state = CASE WHEN attempts + 1 >= $4 THEN 'DEAD' ELSE 'PENDING' END "
         "WHERE event_id = ANY($1::bigint[]) AND state = 'PENDING' RETURNING event_key, state",
-        IdArray(ids), Bounded(error, kMaxErrorChars), PgTimestamp(next), options_.max_attempts);
+        PgArrayLiteral(ids), Bounded(error, kMaxErrorChars), PgTimestamp(next),
+        options_.max_attempts);
     for (const auto& row : r) {
       if (row[1].as<std::string>() == "DEAD") {
         ++dead;
@@ -331,7 +326,7 @@ Result<DispatchStep> Dispatcher::StepAggregate() {
       tx.exec_params(
           "UPDATE msg_event SET batch_id = $1 WHERE event_id = ANY($2::bigint[]) "
           "AND state = 'PENDING' AND batch_id IS NULL",
-          batch_id, IdArray(ids));
+          batch_id, PgArrayLiteral(ids));
     });
     if (!s.ok()) return s.error_class() == ErrorClass::kInfra ? Result<DispatchStep>(Stall(s)) : s;
   }

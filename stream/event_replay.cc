@@ -22,10 +22,7 @@ Result<int> Replay(PgSession* pg, const std::string& where, const std::string& a
 
 Result<int> ReplayDeadEvents(PgSession* pg, const std::vector<std::int64_t>& event_ids,
                              MicrosSinceEpoch now) {
-  std::string a = "{";
-  for (size_t i = 0; i < event_ids.size(); ++i) a += (i ? "," : "") + std::to_string(event_ids[i]);
-  a += "}";
-  return Replay(pg, "event_id = ANY($1::bigint[])", a, now);
+  return Replay(pg, "event_id = ANY($1::bigint[])", PgArrayLiteral(event_ids), now);
 }
 
 Result<int> ReplayDeadEventsOfTarget(PgSession* pg, const std::string& target,

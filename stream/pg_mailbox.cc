@@ -3,28 +3,10 @@
 #include <exception>
 #include <pqxx/pqxx>
 
+#include "stream/pg_session.h"
+
 namespace msgx {
 namespace {
-
-std::string ArrayLiteral(const std::vector<std::int64_t>& v) {
-  std::string s = "{";
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    if (i) s += ',';
-    s += std::to_string(v[i]);
-  }
-  s += '}';
-  return s;
-}
-
-std::string ArrayLiteral(const TransactionIds& v) {
-  std::string s = "{";
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    if (i) s += ',';
-    s += std::to_string(v[i]);
-  }
-  s += '}';
-  return s;
-}
 
 void AppendRows(const pqxx::result& r, std::vector<MailboxRow>* out) {
   for (const auto& row : r) {
@@ -97,7 +79,7 @@ Status PgMailbox::ReadRanges(std::span<const IdRange> ranges, int limit,
         c.quote_name(table_) + " m ON " + id + " BETWEEN r.lo AND r.hi ORDER BY " + id +
         " LIMIT $3";
     pqxx::nontransaction tx(c);
-    AppendRows(tx.exec_params(sql, ArrayLiteral(lo), ArrayLiteral(hi), limit), out);
+    AppendRows(tx.exec_params(sql, PgArrayLiteral(lo), PgArrayLiteral(hi), limit), out);
   });
 }
 
@@ -128,7 +110,7 @@ Result<bool> PgMailbox::AllEnded(const TransactionIds& txns) {
     pqxx::result r = tx.exec_params(
         "SELECT count(*) FROM unnest($1::xid8[]) AS x "
         "WHERE x IN (SELECT pg_snapshot_xip(pg_current_snapshot()))",
-        ArrayLiteral(txns));
+        PgArrayLiteral(txns));
     ended = r[0][0].as<std::int64_t>() == 0;
   });
   if (!s.ok()) return s;

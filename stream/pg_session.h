@@ -40,6 +40,19 @@ class PgSession {
   std::unique_ptr<pqxx::connection> conn_;
 };
 
+// "{1,2,3}": a PostgreSQL array literal of integers, for `$n::bigint[]`.
+template <typename Ints>
+std::string PgArrayLiteral(const Ints& values) {
+  std::string s = "{";
+  bool first = true;
+  for (const auto& v : values) {
+    if (!first) s += ',';
+    first = false;
+    s += std::to_string(v);
+  }
+  return s + "}";
+}
+
 // "2026-11-30 02:48:34.123456+00": a TIMESTAMPTZ literal for a UTC instant.
 std::string PgTimestamp(MicrosSinceEpoch micros);
 
