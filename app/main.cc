@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   msgx::app::RegisterDev(root, global, &exit_code);
   msgx::app::RegisterDecode(root, global, &exit_code);
   msgx::app::RegisterRun(root, global, &exit_code);
+  msgx::app::RegisterReplay(root, global, &exit_code);
   msgx::app::RegisterRefold(root, global, &exit_code);
   msgx::app::RegisterInspect(root, global, &exit_code);
 

@@ -312,4 +312,15 @@ Status StateStore::ForEachEntry(
   return {};
 }
 
+Status StateStore::ForEachOutcome(const std::function<void(const Outcome&)>& fn) const {
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), outcomes_));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    auto o = DecodeOutcome({it->value().data(), it->value().size()});
+    if (!o.ok()) return o.status();
+    fn(*o);
+  }
+  if (!it->status().ok()) return Infra(it->status(), "scan outcomes");
+  return {};
+}
+
 }  // namespace msgx

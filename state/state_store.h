@@ -100,6 +100,9 @@ class StateStore final : public StateView {
   };
   Result<std::vector<BatchEnd>> BatchEnds() const;
 
+  // Calls fn for every outcome, in mailbox-id order (`msgx replay --class`).
+  Status ForEachOutcome(const std::function<void(const Outcome&)>& fn) const;
+
   // Writes `batch` atomically (one WriteBatch, synced per Options).
   Status Commit(const BatchWrite& batch);
 

@@ -167,7 +167,7 @@ class CrashTest : public ::testing::Test {
 
   // While msgx runs: waits until the log holds `want` mailbox rows and the
   // state has folded all of it.
-  bool WaitCaughtUp(size_t want, milliseconds timeout) {
+  bool WaitCaughtUp(size_t want, milliseconds timeout, std::uint64_t min_records = 0) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     // On a first start the log appears only once msgx has opened it.
     auto reader = LogReader::OpenSecondary(state_dir_ + "/log", state_dir_ + "/log-secondary-test");
@@ -181,7 +181,7 @@ class CrashTest : public ::testing::Test {
         std::vector<LogEntry> all;
         if ((*reader)->Read(0, 1'000'000, &all).ok()) {
           LogContents c = ReadLog(all);
-          if (c.mailbox_ids.size() >= want) {
+          if (c.mailbox_ids.size() >= want && c.next_offset >= min_records) {
             auto store = StateStore::Open(state_dir_ + "/state", {false, true});
             if (store.ok()) {
               auto meta = (*store)->ReadMeta();
@@ -322,6 +322,59 @@ TEST_F(CrashTest, SeedModeHoldsTheHeadThenExhaustsAndTheRestFollows) {
   std::stringstream text;
   text << log.rdbuf();
   EXPECT_NE(text.str().find("seed mode: FAILED (attempt 2)"), std::string::npos) << text.str();
+}
+
+TEST_F(CrashTest, ReplayWorksWhileTheServiceRuns) {
+  std::atomic<bool> stop{false};
+  Produce(5, &stop);
+  const std::string meta =
+      "<META><SNDR>AODB</SNDR><SEQN>77</SEQN><DTTM>20261130010000</DTTM><TYPE>FLOP</TYPE>";
+  pg_->Psql("aodb", "INSERT INTO cminmsgs (cminmsgs_clob_msg, cminmsgs_status) VALUES ($x$<MSG>" +
+                        meta + "<STYP>ZZZZ</STYP></META></MSG>$x$, 'VALID')");
+  const std::int64_t unsupported = MailboxIds().back();
+  pg_->Psql("aodb",
+            "INSERT INTO cminmsgs (cminmsgs_clob_msg, cminmsgs_status) VALUES "
+            "('<MSG><META></MSG>', 'VALID')");
+  const std::int64_t malformed = MailboxIds().back();
+  const std::vector<std::int64_t> mailbox = MailboxIds();
+
+  pid_t pid = StartMsgx();
+  ASSERT_TRUE(WaitCaughtUp(mailbox.size(), milliseconds(60'000)));
+  auto replay = [&](std::vector<std::string> args) {
+    SpawnOptions o;
+    o.argv = {MSGX_BINARY, "replay"};
+    o.argv.insert(o.argv.end(), args.begin(), args.end());
+    o.extra_env = Env();
+    auto r = RunCommand(o);
+    EXPECT_TRUE(r.ok());
+    return r.ok() ? *r : CommandOutput{};
+  };
+  CommandOutput by_class = replay({"--class", "UNSUPPORTED", "--by", "alice"});
+  EXPECT_EQ(by_class.status.code, 0) << by_class.err;
+  EXPECT_NE(by_class.out.find("replay of 1 message(s)"), std::string::npos) << by_class.out;
+  EXPECT_EQ(replay({"--class", "MALFORMED"}).status.code, 2);
+  EXPECT_EQ(replay({"--msg", std::to_string(malformed)}).status.code, 0);  // refused by the fold
+  EXPECT_EQ(replay({"--msg", "1", "--event", "2"}).status.code, 2);
+
+  // Both commands enter the log after the messages, and are folded.
+  ASSERT_TRUE(WaitCaughtUp(mailbox.size(), milliseconds(60'000), mailbox.size() + 2));
+  StopMsgx(pid);
+  EXPECT_EQ(pg_->Psql(own_url_.substr(own_url_.rfind('/') + 1),
+                      "SELECT string_agg(kind || '/' || state || '/' || requested_by, ',' "
+                      "ORDER BY command_id) FROM msgx_command"),
+            "REPLAY_MSG/APPENDED/alice,REPLAY_MSG/APPENDED/" +
+                std::string(std::getenv("USER") ? std::getenv("USER") : "operator") + "\n");
+
+  auto store = StateStore::Open(state_dir_ + "/state", {false, true});
+  ASSERT_TRUE(store.ok());
+  auto u = **(*store)->GetOutcome(unsupported);
+  EXPECT_EQ(u.state, OutcomeState::kDead);  // still no handler: decided again, same class
+  EXPECT_EQ(u.error_class, "UNSUPPORTED");
+  EXPECT_EQ(u.prev_error.rfind("UNSUPPORTED: ", 0), 0u) << u.prev_error;
+  EXPECT_EQ(u.log_offset, static_cast<std::int64_t>(mailbox.size()));  // the command's offset
+  auto m = **(*store)->GetOutcome(malformed);
+  EXPECT_EQ(m.error_class, "MALFORMED");
+  EXPECT_TRUE(m.prev_error.empty());  // never replayed
 }
 
 }  // namespace
