@@ -22,7 +22,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const std::string& listen,
   HttpServer* self = s.get();
   const size_t body_limit = self->endpoints_.ingest != nullptr
                                 ? static_cast<size_t>(self->endpoints_.ingest->max_bytes()) + 1
-                                : 1024 * 1024;
+                                : size_t{1024} * 1024;
   srv.set_payload_max_length(body_limit);
 
   srv.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {

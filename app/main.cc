@@ -1,9 +1,13 @@
 // msgx: one binary, one subcommand per operator action (SPEC §11).
 #include <CLI/CLI.hpp>
+#include <cstdio>
+#include <exception>
 
 #include "app/command.h"
 
-int main(int argc, char** argv) {
+namespace {
+
+int Main(int argc, char** argv) {
   CLI::App root{"msgx: event-sourced stream processor for AODB SIS messages"};
   root.require_subcommand(1);
   root.set_help_all_flag("--help-all", "Expand all help");
@@ -32,4 +36,18 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : 2;
   }
   return exit_code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Errors are values inside msgx; this is the last net for a library's.
+  try {
+    return Main(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "msgx: internal error: %s\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "msgx: internal error\n");
+  }
+  return 1;
 }

@@ -99,7 +99,7 @@ Result<std::int64_t> ParseBytes(const std::string& key, const std::string& text)
   if (u == "kB" || u == "KB") unit = 1000;
   if (u == "KiB") unit = 1024;
   if (u == "MB") unit = 1'000'000;
-  if (u == "MiB") unit = 1024 * 1024;
+  if (u == "MiB") unit = 1024LL * 1024;
   if (u == "GB") unit = 1'000'000'000;
   if (u == "GiB") unit = 1024LL * 1024 * 1024;
   if (n > INT64_MAX / unit) return Bad(key, text, "is too large");
@@ -163,8 +163,8 @@ std::string Join(const std::vector<std::string>& v) {
 }
 
 // Builders for the common kinds of key.
-KeySpec Text(std::string key, std::string Config::*field,
-             std::function<Status(const std::string&, const std::string&)> check = nullptr) {
+KeySpec Text(const std::string& key, std::string Config::*field,
+             const std::function<Status(const std::string&, const std::string&)>& check = nullptr) {
   return {key,
           [key, field, check](Config& c, const std::string& v) {
             if (check) {
@@ -177,7 +177,8 @@ KeySpec Text(std::string key, std::string Config::*field,
           [field](const Config& c) { return c.*field; }};
 }
 
-KeySpec Duration(std::string key, std::function<Millis&(Config&)> field, Millis floor = Millis{0}) {
+KeySpec Duration(const std::string& key, const std::function<Millis&(Config&)>& field,
+                 Millis floor = Millis{0}) {
   return {key,
           [key, field, floor](Config& c, const std::string& v) {
             auto d = ParseDuration(key, v, BareUnitFor(key));
@@ -193,7 +194,7 @@ KeySpec Duration(std::string key, std::function<Millis&(Config&)> field, Millis 
 }
 
 template <typename Int>
-KeySpec Integer(std::string key, std::function<Int&(Config&)> field, std::int64_t lo,
+KeySpec Integer(const std::string& key, const std::function<Int&(Config&)>& field, std::int64_t lo,
                 std::int64_t hi) {
   return {key,
           [key, field, lo, hi](Config& c, const std::string& v) {
@@ -208,7 +209,7 @@ KeySpec Integer(std::string key, std::function<Int&(Config&)> field, std::int64_
           }};
 }
 
-KeySpec Boolean(std::string key, std::function<bool&(Config&)> field) {
+KeySpec Boolean(const std::string& key, const std::function<bool&(Config&)>& field) {
   return {key,
           [key, field](Config& c, const std::string& v) {
             auto b = ParseBool(key, v);
@@ -443,7 +444,10 @@ Status Flatten(const YAML::Node& node, const std::string& prefix,
   if (node.IsMap()) {
     for (const auto& kv : node) {
       const std::string k = kv.first.as<std::string>();
-      Status s = Flatten(kv.second, prefix.empty() ? k : prefix + "." + k, out);
+      std::string path = prefix;
+      if (!path.empty()) path += '.';
+      path += k;
+      Status s = Flatten(kv.second, path, out);
       if (!s.ok()) return s;
     }
     return Status::Ok();
@@ -529,9 +533,18 @@ Result<Config> LoadConfig(const std::string& path, const EnvMap& env) {
 
 std::string DescribeConfig(const Config& config) {
   std::vector<std::string> lines;
-  for (const auto& k : Keys()) lines.push_back(k.key + ": " + k.show(config));
+  for (const auto& k : Keys()) {
+    std::string line = k.key;
+    line += ": ";
+    line += k.show(config);
+    lines.push_back(std::move(line));
+  }
   for (const auto& [prop, value] : config.kafka_producer) {
-    lines.push_back(std::string(kProducerPrefix) + prop + ": " + value);
+    std::string line(kProducerPrefix);
+    line += prop;
+    line += ": ";
+    line += value;
+    lines.push_back(std::move(line));
   }
   std::sort(lines.begin(), lines.end());
   std::string out;

@@ -130,7 +130,7 @@ void BM_Fold(benchmark::State& state) {
   const SisFoldDecoder decoder(sis_decoder);
   const bool sync = state.range(0) != 0;
   std::int64_t succeeded = 0;
-  for (auto _ : state) {
+  for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): the benchmark loop
     state.PauseTiming();
     const std::string dir =
         (std::filesystem::temp_directory_path() / ("msgx-fold-bench-" + std::to_string(::getpid())))
@@ -173,7 +173,7 @@ BENCHMARK(BM_Fold)->Arg(1)->Arg(0)->ArgName("sync")->Unit(benchmark::kMillisecon
 void BM_Fold_Baseline_DecodeOnly(benchmark::State& state) {
   const auto& msgs = Messages();
   const sis::SisDecoder decoder(Zone());
-  for (auto _ : state) {
+  for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): the benchmark loop
     for (const std::string& m : msgs) {
       auto d = decoder.Decode(m, sis::InputOrigin::kUnicodeText);
       benchmark::DoNotOptimize(d);

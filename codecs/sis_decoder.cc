@@ -357,7 +357,7 @@ class BodyDecoder {
         TimePayload p;
         p.reject_unparsable = info.kind == FlopKind::kTimeReject;
         if (!(s = Time(a, TimeFormat::kDayTime, p.reject_unparsable, &p.value)).ok()) return s;
-        *out = std::move(p);
+        *out = p;
         return s;
       }
       case FlopKind::kChar: {
@@ -367,14 +367,14 @@ class BodyDecoder {
           return Status::Malformed(PathOf(a, type_) + ": not one character " +
                                    Quoted(p.value.value));
         }
-        *out = std::move(p);
+        *out = p;
         return s;
       }
       case FlopKind::kInt: {
         if (!(s = One(k, styp_, &a)).ok()) return s;
         IntPayload p;
         if (!(s = Int(a, &p.value)).ok()) return s;
-        *out = std::move(p);
+        *out = p;
         return s;
       }
       case FlopKind::kHnag: {
@@ -382,7 +382,7 @@ class BodyDecoder {
         if (!(s = One(k, "FHAG", &a)).ok() || !(s = Int(a, &p.fhag)).ok()) return s;
         if (!(s = One(k, "PHAG", &b)).ok() || !(s = Int(b, &p.phag)).ok()) return s;
         if (!(s = One(k, "MHAG", &c)).ok() || !(s = Int(c, &p.mhag)).ok()) return s;
-        *out = std::move(p);
+        *out = p;
         return s;
       }
       case FlopKind::kVipp: {
@@ -414,7 +414,7 @@ class BodyDecoder {
           p.ddir = AttrText(a, "DDIR");
           p.reason = Text(a);
         }
-        *out = std::move(p);
+        *out = p;
         return s;
       }
       case FlopKind::kFret: {
@@ -426,7 +426,7 @@ class BodyDecoder {
           p.reid = AttrText(a, "REID");
           p.reason = Text(a);
         }
-        *out = std::move(p);
+        *out = p;
         return s;
       }
       case FlopKind::kFlab: {
@@ -438,7 +438,7 @@ class BodyDecoder {
           p.ares = AttrText(a, "ARES");
           p.reason = Text(a);
         }
-        *out = std::move(p);
+        *out = p;
         return s;
       }
       case FlopKind::kPort: {
@@ -450,7 +450,7 @@ class BodyDecoder {
           if (!(s = Time(potm, TimeFormat::kDayTime, false, &p.potm)).ok()) return s;
           p.poid = Text(a.child("POID"));
         }
-        *out = std::move(p);
+        *out = p;
         return s;
       }
       case FlopKind::kList: {
@@ -465,7 +465,7 @@ class BodyDecoder {
           if (!entry.element.IsBlank()) p.all_blank = false;
           p.entries.push_back(std::move(entry));
         }
-        *out = std::move(p);
+        *out = p;
         return s;
       }
       case FlopKind::kDely: {
@@ -509,7 +509,7 @@ class BodyDecoder {
           p.entries.clear();
           p.delete_all = true;
         }
-        *out = std::move(p);
+        *out = p;
         return s;
       }
       case FlopKind::kFdel: {
@@ -521,7 +521,7 @@ class BodyDecoder {
                     !a.find_child([](xml_node n) { return n.type() == pugi::node_element; });
           if (!p.empty) p.element = Presence::kValue;
         }
-        *out = std::move(p);
+        *out = p;
         return s;
       }
     }
@@ -679,7 +679,7 @@ class BodyDecoder {
     return body;
   }
 
-  void set_styp(std::string styp) { styp_ = std::move(styp); }
+  void SetStyp(std::string styp) { styp_ = std::move(styp); }
 
  private:
   const TimeZone& zone_;
@@ -815,7 +815,7 @@ Result<DecodedMessage> SisDecoder::DecodeBody(Envelope envelope) const {
       return Status::Unsupported("no handler for " + meta.type + "-" + meta.styp);
     }
     BodyDecoder body(*zone_, meta.type);
-    body.set_styp(meta.styp);
+    body.SetStyp(meta.styp);
     xml_node msg = envelope.doc_->msg;
     DecodedMessage out;
     if (meta.type == "FLOP") {

@@ -266,7 +266,7 @@ void Payload(Writer& w, const FlopPayload& payload) {
   w.EndObject();
 }
 
-void Meta_(Writer& w, const Meta& m) {
+void WriteMeta(Writer& w, const Meta& m) {
   w.StartObject();
   Key(w, "SNDR");
   Str(w, m.sndr);
@@ -447,7 +447,7 @@ std::string ToCanonicalJson(const DecodedMessage& message) {
   Writer w(sb);
   w.StartObject();
   Key(w, "meta");
-  Meta_(w, message.meta);
+  WriteMeta(w, message.meta);
   std::visit([&w](const auto& b) { Body(w, b); }, message.body);
   w.EndObject();
   return std::string(sb.GetString(), sb.GetSize());

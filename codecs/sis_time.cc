@@ -37,8 +37,8 @@ std::optional<std::int64_t> Compose(int y, int mo, int d, int h, int mi, int sec
   if (mo < 1 || mo > 12 || d < 1 || d > DaysInMonth(y, mo) || h > 23 || mi > 59 || sec > 59) {
     return std::nullopt;
   }
-  return DaysFromCivil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d)) * 86400 + h * 3600 +
-         mi * 60 + sec;
+  return DaysFromCivil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d)) * 86400 +
+         std::int64_t{h} * 3600 + std::int64_t{mi} * 60 + sec;
 }
 
 }  // namespace

@@ -36,7 +36,7 @@ bool ReadHeader(std::string_view b, std::size_t at, Header* h) {
 }
 
 std::size_t DataSize(const Header& h, std::size_t time_size) {
-  return h.timecnt * time_size + h.timecnt + h.typecnt * 6 + h.charcnt +
+  return std::size_t{h.timecnt} * time_size + h.timecnt + std::size_t{h.typecnt} * 6 + h.charcnt +
          h.leapcnt * (time_size + 4) + h.isstdcnt + h.isutcnt;
 }
 
@@ -89,14 +89,14 @@ Result<TimeZone> TimeZone::FromTzif(std::string_view name, std::string_view b) {
   tz.name_ = std::string(name);
   std::vector<std::int32_t> type_offsets(h.typecnt);
   for (std::uint32_t i = 0; i < h.typecnt; ++i) {
-    type_offsets[i] = static_cast<std::int32_t>(Be32(types + i * 6));
+    type_offsets[i] = static_cast<std::int32_t>(Be32(types + std::size_t{i} * 6));
   }
   tz.initial_offset_ = type_offsets[0];
   tz.transitions_.reserve(h.timecnt);
   tz.offsets_.reserve(h.timecnt);
   for (std::uint32_t i = 0; i < h.timecnt; ++i) {
-    std::int64_t t = time_size == 8 ? static_cast<std::int64_t>(Be64(p + i * 8))
-                                    : static_cast<std::int32_t>(Be32(p + i * 4));
+    std::int64_t t = time_size == 8 ? static_cast<std::int64_t>(Be64(p + std::size_t{i} * 8))
+                                    : static_cast<std::int32_t>(Be32(p + std::size_t{i} * 4));
     if (idx[i] >= h.typecnt) return bad("type index");
     if (!tz.transitions_.empty() && t <= tz.transitions_.back()) return bad("unordered");
     tz.transitions_.push_back(t);

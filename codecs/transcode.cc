@@ -109,7 +109,8 @@ Result<std::string> TranscodeToUtf8(std::string_view bytes, std::string_view enc
   if (IsUtf8Name(encoding)) return CheckedUtf8(bytes);
   const std::string enc(encoding);
   iconv_t cd = iconv_open("UTF-8", enc.c_str());
-  if (cd == reinterpret_cast<iconv_t>(-1)) {
+  if (cd ==
+      reinterpret_cast<iconv_t>(-1)) {  // NOLINT(performance-no-int-to-ptr): iconv's error value
     return Status::CodecError("cannot transcode from encoding \"" + enc + "\"");
   }
   std::string out;

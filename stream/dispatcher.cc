@@ -119,10 +119,15 @@ OutgoingMessage Dispatcher::BatchMessage(const std::vector<Event>& members) cons
   return m;
 }
 
-Status Dispatcher::MarkSent(const std::vector<Event>& events) {
+std::vector<std::int64_t> Dispatcher::EventIds(const std::vector<Event>& events) {
   std::vector<std::int64_t> ids;
   ids.reserve(events.size());
   for (const auto& e : events) ids.push_back(e.event_id);
+  return ids;
+}
+
+Status Dispatcher::MarkSent(const std::vector<Event>& events) {
+  const std::vector<std::int64_t> ids = EventIds(events);
   const std::string now = PgTimestamp(clock_->NowMicros());
   Status s = pg_->Run([&](pqxx::dbtransaction& tx) {
     tx.exec_params(
@@ -138,8 +143,7 @@ Status Dispatcher::MarkSent(const std::vector<Event>& events) {
 }
 
 Result<int> Dispatcher::Charge(const std::vector<Event>& events, const std::string& error) {
-  std::vector<std::int64_t> ids;
-  for (const auto& e : events) ids.push_back(e.event_id);
+  const std::vector<std::int64_t> ids = EventIds(events);
   const int attempt = events.front().attempts + 1;
   const MicrosSinceEpoch next =
       clock_->NowMicros() +
@@ -317,11 +321,8 @@ Result<DispatchStep> Dispatcher::StepAggregate() {
     }
     // Record the membership before the first send.
     const std::int64_t batch_id = members.front().event_id;
-    std::vector<std::int64_t> ids;
-    for (auto& e : members) {
-      e.batch_id = batch_id;
-      ids.push_back(e.event_id);
-    }
+    for (auto& e : members) e.batch_id = batch_id;
+    const std::vector<std::int64_t> ids = EventIds(members);
     Status s = pg_->Run([&](pqxx::dbtransaction& tx) {
       tx.exec_params(
           "UPDATE msg_event SET batch_id = $1 WHERE event_id = ANY($2::bigint[]) "

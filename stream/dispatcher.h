@@ -116,6 +116,7 @@ class Dispatcher {
     std::int64_t batch_id = 0;  // 0 = none
   };
 
+  static std::vector<std::int64_t> EventIds(const std::vector<Event>& events);
   Result<DispatchStep> StepSingle();
   Result<DispatchStep> StepAggregate();
   Result<std::vector<Event>> LoadHead(bool open_batch_only, bool unbatched_only);

@@ -82,7 +82,7 @@ class DispatcherTest : public ::testing::Test {
 
   void InsertEvent(const std::string& target, const std::string& flid, std::int64_t version,
                    const std::string& payload) {
-    pg_->Psql(url_db(),
+    pg_->Psql(UrlDb(),
               "INSERT INTO msg_event (event_key, target, partition_key, event_type, "
               "state_version, payload_json, created_at, source_msg_id) VALUES ('" +
                   target + ":" + std::to_string(version) + ":0', '" + target + "', '" + flid +
@@ -91,11 +91,11 @@ class DispatcherTest : public ::testing::Test {
   }
 
   std::string Query(const std::string& sql) {
-    std::string out = pg_->Psql(url_db(), sql);
+    std::string out = pg_->Psql(UrlDb(), sql);
     while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
     return out;
   }
-  std::string url_db() const { return url_.substr(url_.rfind('/') + 1); }
+  std::string UrlDb() const { return url_.substr(url_.rfind('/') + 1); }
 
   // Steps until idle/gated/waiting (bounded).
   std::vector<DispatchStep> Drain(Dispatcher& d, int max_steps = 50) {

@@ -33,7 +33,7 @@ class HttpTest : public ::testing::Test {
     zone_ = std::make_unique<TimeZone>(std::move(zone.value()));
     decoder_ = std::make_unique<sis::SisDecoder>(*zone_);
     config_.mailbox_url = pg_->Url("aodb");
-    config_.codec_max_bytes = 64 * 1024;
+    config_.codec_max_bytes = std::int64_t{64} * 1024;
     ingest_ = std::make_unique<MailboxIngest>(config_, decoder_.get(), &clock_);
     app::HttpEndpoints e;
     e.ingest = ingest_.get();
@@ -123,7 +123,7 @@ TEST_F(HttpTest, GbkBodyIsTranscodedToUtf8BeforeItIsStored) {
 
 TEST_F(HttpTest, OverTheLimitIs413AndNothingIsStored) {
   const std::string before = Rows();
-  std::string big = "<MSG>" + std::string(70 * 1024, 'x') + "</MSG>";
+  std::string big = "<MSG>" + std::string(size_t{70} * 1024, 'x') + "</MSG>";
   auto res = client_->Post("/cminmsgs/send", big, "application/xml");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 413);

@@ -13,7 +13,7 @@ namespace msgx::testing {
 
 std::string CreateMigratedDatabase(PgServer* pg, const std::string& name) {
   pg->CreateDatabase(name);
-  const std::string url = pg->Url(name);
+  std::string url = pg->Url(name);
   auto report = Migrator(MSGX_SOURCE_DIR "/migrations").Migrate(url);
   EXPECT_TRUE(report.ok()) << report.status().ToString();
   return url;
