@@ -30,6 +30,7 @@ void RegisterDev(CLI::App& root, const GlobalOptions& global, int* exit_code);
 void RegisterConfig(CLI::App& root, const GlobalOptions& global, int* exit_code);
 void RegisterRun(CLI::App& root, const GlobalOptions& global, int* exit_code);
 void RegisterReplay(CLI::App& root, const GlobalOptions& global, int* exit_code);
+void RegisterStatus(CLI::App& root, const GlobalOptions& global, int* exit_code);
 void RegisterRefold(CLI::App& root, const GlobalOptions& global, int* exit_code);
 void RegisterInspect(CLI::App& root, const GlobalOptions& global, int* exit_code);
 

@@ -26,6 +26,7 @@ int Main(int argc, char** argv) {
   msgx::app::RegisterDecode(root, global, &exit_code);
   msgx::app::RegisterRun(root, global, &exit_code);
   msgx::app::RegisterReplay(root, global, &exit_code);
+  msgx::app::RegisterStatus(root, global, &exit_code);
   msgx::app::RegisterRefold(root, global, &exit_code);
   msgx::app::RegisterInspect(root, global, &exit_code);
 

@@ -364,6 +364,22 @@ TEST_F(CrashTest, ReplayWorksWhileTheServiceRuns) {
 
   // Both commands enter the log after the messages, and are folded.
   ASSERT_TRUE(WaitCaughtUp(mailbox.size(), milliseconds(60'000), mailbox.size() + 2));
+
+  // `msgx status` reads everything while the service runs; Redis is not
+  // running here, so it says so and exits 1.
+  SpawnOptions so;
+  so.argv = {MSGX_BINARY, "status", "--json"};
+  so.extra_env = Env();
+  so.extra_env.push_back("MSGX_REDIS_URL=redis://127.0.0.1:1/0");
+  auto st = RunCommand(so);
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->status.code, 1) << st->err;
+  EXPECT_NE(st->out.find("\"fold.applied_offset\":" + std::to_string(mailbox.size() + 1)),
+            std::string::npos)
+      << st->out;
+  EXPECT_NE(st->out.find("\"outcomes.DEAD.MALFORMED\":2"), std::string::npos) << st->out;
+  EXPECT_NE(st->out.find("\"intake.last_command_id\":2"), std::string::npos) << st->out;
+  EXPECT_NE(st->out.find("\"unavailable\":{\"redis\":"), std::string::npos) << st->out;
   StopMsgx(pid);
   EXPECT_EQ(pg_->Psql(own_url_.substr(own_url_.rfind('/') + 1),
                       "SELECT string_agg(kind || '/' || state || '/' || requested_by, ',' "
