@@ -23,7 +23,7 @@ class FakeMailbox final : public Mailbox {
   void Commit(std::int64_t id) { rows_[id] = "<MSG>" + std::to_string(id) + "</MSG>"; }
   void Begin(std::uint64_t xid) { running_.insert(xid); }
   void End(std::uint64_t xid) { running_.erase(xid); }
-  void set_supports_status(bool s) { supports_ = s; }
+  void SetSupportsStatus(bool s) { supports_ = s; }
   int reads = 0;
 
   Status ReadAfter(std::int64_t after, int limit, std::vector<MailboxRow>* out) override {
@@ -186,7 +186,7 @@ TEST_F(CaptureTest, UnrelatedLongTransactionIsBoundedByMaxCommitDelay) {
 }
 
 TEST_F(CaptureTest, WithoutTransactionStatusOnlyTheDelayApplies) {
-  mailbox_.set_supports_status(false);
+  mailbox_.SetSupportsStatus(false);
   mailbox_.Commit(1);
   mailbox_.Commit(3);
   EXPECT_TRUE(Poll().waiting_at.has_value());

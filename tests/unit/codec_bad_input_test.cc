@@ -59,7 +59,7 @@ TEST(CodecBadInput, TenThousandLevels) {
   EXPECT_EQ(ClassOf(deep), ErrorClass::kMalformed);
   EXPECT_NE(MessageOf(deep).find("nesting deeper"), std::string::npos);
   // Unclosed, too.
-  std::string open(10000 * 3, ' ');
+  std::string open(size_t{10000} * 3, ' ');
   for (int i = 0; i < 10000; ++i) open.replace(static_cast<std::size_t>(i) * 3, 3, "<A>");
   EXPECT_EQ(ClassOf(open), ErrorClass::kMalformed);
 }

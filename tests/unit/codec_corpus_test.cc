@@ -88,8 +88,8 @@ TEST_F(CodecCorpus, ErrorMessagesNameTheElement) {
 }
 
 TEST_F(CodecCorpus, GoldenJson) {
-  const bool update = std::getenv("MSGX_TEST_UPDATE_GOLDEN") != nullptr &&
-                      std::string(std::getenv("MSGX_TEST_UPDATE_GOLDEN")) == "1";
+  const char* update_env = std::getenv("MSGX_TEST_UPDATE_GOLDEN");
+  const bool update = update_env != nullptr && std::string(update_env) == "1";
   const fs::path dir = fs::path(MSGX_GOLDEN_DIR) / "sis";
   if (update) fs::create_directories(dir);
   SisDecoder decoder(*zone_);

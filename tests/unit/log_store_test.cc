@@ -103,6 +103,7 @@ TEST_F(LogStoreTest, OffsetsAreDenseFromZero) {
 TEST_F(LogStoreTest, IteratesRangesInOffsetOrderAcrossByteBoundaries) {
   auto store = OpenStore();
   std::vector<LogRecordData> many;
+  many.reserve(300);
   for (int i = 0; i < 300; ++i) many.push_back(Msg(i + 1));
   ASSERT_TRUE(store->Append(many, Wm(300)).ok());
   auto it = store->NewIterator(250, 260);
@@ -117,7 +118,9 @@ TEST_F(LogStoreTest, IteratesRangesInOffsetOrderAcrossByteBoundaries) {
 
 TEST_F(LogStoreTest, KeepsRawBytesAndFieldsExactly) {
   auto store = OpenStore();
-  std::string raw = "\xEF\xBB\xBF<?xml version=\"1.0\"?><MSG>\xE4\xB8\xAD\0x</MSG>";
+  // An embedded NUL must survive too: build the string with its length.
+  const char bytes[] = "\xEF\xBB\xBF<?xml version=\"1.0\"?><MSG>\xE4\xB8\xAD\0x</MSG>";
+  std::string raw(bytes, sizeof(bytes) - 1);
   raw.push_back('\0');
   std::vector<LogRecordData> recs{LogRecordData::Message(42, raw, std::nullopt, /*late=*/true)};
   ASSERT_TRUE(store->Append(recs, Wm(42)).ok());

@@ -17,7 +17,7 @@ class ScheduleTest : public ::testing::Test {
   ScheduleTest() : state_(nullptr) {}
 
   void SeedFlight(const std::string& flid, MicrosSinceEpoch sodt,
-                  std::map<std::string, Value> extra = {}) {
+                  const std::map<std::string, Value>& extra = {}) {
     Flight f;
     f.flid = flid;
     f.data.fields["SODT"] = Value::Time(sodt);
@@ -155,7 +155,7 @@ TEST_F(ScheduleTest, SchsKeepsNewAndLatestOther) {
 }
 
 sis::DecodedMessage Ref(const std::string& type, const std::string& styp,
-                        std::vector<std::pair<std::string, std::string>> recs) {
+                        const std::vector<std::pair<std::string, std::string>>& recs) {
   sis::DecodedMessage m;
   m.meta.type = type;
   m.meta.styp = styp;
