@@ -18,6 +18,11 @@ void Key(Writer& w, std::string_view s) {
   w.Key(s.data(), static_cast<rapidjson::SizeType>(s.size()));
 }
 
+void Put(Writer& w, std::string_view name, const TextField& f);
+void Put(Writer& w, std::string_view name, const IntField& f);
+void Put(Writer& w, std::string_view name, const TimeField& t);
+void Put(Writer& w, std::string_view name, std::string_view s);
+
 void Text(Writer& w, const TextField& f) {
   if (f.presence == Presence::kMissing) {
     w.Null();
@@ -46,30 +51,43 @@ void Time(Writer& w, const TimeField& t) {
       return;
     case TimeState::kUnparsable:
       w.StartObject();
-      Key(w, "raw");
-      Str(w, t.raw);
-      Key(w, "state");
-      Str(w, "unparsable");
+      Put(w, "raw", t.raw);
+      Put(w, "state", "unparsable");
       w.EndObject();
       return;
     case TimeState::kValue:
       w.StartObject();
-      Key(w, "raw");
-      Str(w, t.raw);
-      Key(w, "state");
-      Str(w, "value");
+      Put(w, "raw", t.raw);
+      Put(w, "state", "value");
       if (t.format == TimeFormat::kHhmm) {
         Key(w, "minutes");
         w.Int(t.minutes);
       } else {
-        Key(w, "utc");
-        Str(w, FormatUtc(t.utc_micros));
+        Put(w, "utc", FormatUtc(t.utc_micros));
         Key(w, "utc_micros");
         w.Int64(t.utc_micros);
       }
       w.EndObject();
       return;
   }
+}
+
+// One "NAME": value member.
+void Put(Writer& w, std::string_view name, const TextField& f) {
+  Key(w, name);
+  Text(w, f);
+}
+void Put(Writer& w, std::string_view name, const IntField& f) {
+  Key(w, name);
+  Int(w, f);
+}
+void Put(Writer& w, std::string_view name, const TimeField& t) {
+  Key(w, name);
+  Time(w, t);
+}
+void Put(Writer& w, std::string_view name, std::string_view s) {
+  Key(w, name);
+  Str(w, s);
 }
 
 void Attrs(Writer& w, const std::vector<Attribute>& attrs) {
@@ -93,19 +111,16 @@ void Elems(Writer& w, const std::vector<Element>& es) {
 // are left out.
 void Elem(Writer& w, const Element& e) {
   w.StartObject();
-  Key(w, "name");
-  Str(w, e.name);
+  Put(w, "name", e.name);
   if (!e.attributes.empty()) {
     Key(w, "attrs");
     Attrs(w, e.attributes);
   }
   if (!e.text.empty()) {
-    Key(w, "text");
-    Str(w, e.text);
+    Put(w, "text", e.text);
   }
   if (e.time.state != TimeState::kMissing) {
-    Key(w, "time");
-    Time(w, e.time);
+    Put(w, "time", e.time);
   }
   if (!e.children.empty()) {
     Key(w, "children");
@@ -134,98 +149,68 @@ void Payload(Writer& w, const FlopPayload& payload) {
         Key(w, "kind");
         if constexpr (std::is_same_v<T, TextPayload>) {
           Str(w, "text");
-          Key(w, "value");
-          Text(w, p.value);
+          Put(w, "value", p.value);
         } else if constexpr (std::is_same_v<T, TimePayload>) {
           Str(w, "time");
           Key(w, "reject_unparsable");
           w.Bool(p.reject_unparsable);
-          Key(w, "value");
-          Time(w, p.value);
+          Put(w, "value", p.value);
         } else if constexpr (std::is_same_v<T, CharPayload>) {
           Str(w, "char");
-          Key(w, "value");
-          Text(w, p.value);
+          Put(w, "value", p.value);
         } else if constexpr (std::is_same_v<T, IntPayload>) {
           Str(w, "int");
-          Key(w, "value");
-          Int(w, p.value);
+          Put(w, "value", p.value);
         } else if constexpr (std::is_same_v<T, HnagPayload>) {
           Str(w, "hnag");
-          Key(w, "FHAG");
-          Int(w, p.fhag);
-          Key(w, "PHAG");
-          Int(w, p.phag);
-          Key(w, "MHAG");
-          Int(w, p.mhag);
+          Put(w, "FHAG", p.fhag);
+          Put(w, "PHAG", p.phag);
+          Put(w, "MHAG", p.mhag);
         } else if constexpr (std::is_same_v<T, VippPayload>) {
           Str(w, "vipp");
-          Key(w, "VIPP");
-          Text(w, p.vipp);
-          Key(w, "VIPR");
-          Text(w, p.vipr);
+          Put(w, "VIPP", p.vipp);
+          Put(w, "VIPR", p.vipr);
         } else if constexpr (std::is_same_v<T, TaopPayload>) {
           Str(w, "taop");
-          Key(w, "TAOP");
-          Text(w, p.taop);
-          Key(w, "TAFL");
-          Text(w, p.tafl);
-          Key(w, "TAID");
-          Text(w, p.taid);
+          Put(w, "TAOP", p.taop);
+          Put(w, "TAFL", p.tafl);
+          Put(w, "TAID", p.taid);
         } else if constexpr (std::is_same_v<T, ExssPayload>) {
           Str(w, "exss");
-          Key(w, "EXSC");
-          Text(w, p.exsc);
-          Key(w, "EXSR");
-          Text(w, p.exsr);
+          Put(w, "EXSC", p.exsc);
+          Put(w, "EXSR", p.exsr);
         } else if constexpr (std::is_same_v<T, FdivPayload>) {
           Str(w, "fdiv");
-          Key(w, "element");
-          Str(w, PresenceName(p.element));
-          Key(w, "DDES");
-          Text(w, p.ddes);
-          Key(w, "DDIR");
-          Text(w, p.ddir);
-          Key(w, "reason");
-          Text(w, p.reason);
+          Put(w, "element", PresenceName(p.element));
+          Put(w, "DDES", p.ddes);
+          Put(w, "DDIR", p.ddir);
+          Put(w, "reason", p.reason);
         } else if constexpr (std::is_same_v<T, FretPayload>) {
           Str(w, "fret");
-          Key(w, "element");
-          Str(w, PresenceName(p.element));
-          Key(w, "REID");
-          Text(w, p.reid);
-          Key(w, "reason");
-          Text(w, p.reason);
+          Put(w, "element", PresenceName(p.element));
+          Put(w, "REID", p.reid);
+          Put(w, "reason", p.reason);
         } else if constexpr (std::is_same_v<T, FlabPayload>) {
           Str(w, "flab");
-          Key(w, "element");
-          Str(w, PresenceName(p.element));
-          Key(w, "ARES");
-          Text(w, p.ares);
-          Key(w, "reason");
-          Text(w, p.reason);
+          Put(w, "element", PresenceName(p.element));
+          Put(w, "ARES", p.ares);
+          Put(w, "reason", p.reason);
         } else if constexpr (std::is_same_v<T, PortPayload>) {
           Str(w, "port");
-          Key(w, "element");
-          Str(w, PresenceName(p.element));
-          Key(w, "POTM");
-          Time(w, p.potm);
-          Key(w, "POID");
-          Text(w, p.poid);
+          Put(w, "element", PresenceName(p.element));
+          Put(w, "POTM", p.potm);
+          Put(w, "POID", p.poid);
         } else if constexpr (std::is_same_v<T, ListPayload>) {
           Str(w, "list");
-          Key(w, "element");
-          Str(w, p.element_name);
-          Key(w, "key_name");
-          Str(w, p.key_name);
+          Put(w, "element", p.element_name);
+          Put(w, "key_name", p.key_name);
           Key(w, "all_blank");
           w.Bool(p.all_blank);
           Key(w, "entries");
           w.StartArray();
           for (const ListEntry& e : p.entries) {
             w.StartObject();
-            Key(w, "key");
-            Text(w, e.key);
+            Put(w, "key", e.key);
             Key(w, "element");
             Elem(w, e.element);
             w.EndObject();
@@ -239,14 +224,10 @@ void Payload(Writer& w, const FlopPayload& payload) {
           w.StartArray();
           for (const DelayEntry& d : p.entries) {
             w.StartObject();
-            Key(w, "CODE");
-            Text(w, d.code);
-            Key(w, "STRT");
-            Time(w, d.strt);
-            Key(w, "DURA");
-            Time(w, d.dura);
-            Key(w, "comment");
-            Text(w, d.comment);
+            Put(w, "CODE", d.code);
+            Put(w, "STRT", d.strt);
+            Put(w, "DURA", d.dura);
+            Put(w, "comment", d.comment);
             if (!d.other_attributes.empty()) {
               Key(w, "other_attributes");
               Attrs(w, d.other_attributes);
@@ -256,8 +237,7 @@ void Payload(Writer& w, const FlopPayload& payload) {
           w.EndArray();
         } else if constexpr (std::is_same_v<T, FdelPayload>) {
           Str(w, "fdel");
-          Key(w, "element");
-          Str(w, PresenceName(p.element));
+          Put(w, "element", PresenceName(p.element));
           Key(w, "empty");
           w.Bool(p.empty);
         }
@@ -268,24 +248,18 @@ void Payload(Writer& w, const FlopPayload& payload) {
 
 void WriteMeta(Writer& w, const Meta& m) {
   w.StartObject();
-  Key(w, "SNDR");
-  Str(w, m.sndr);
-  Key(w, "SEQN");
-  Str(w, m.seqn);
+  Put(w, "SNDR", m.sndr);
+  Put(w, "SEQN", m.seqn);
   Key(w, "seqn_number");
   if (m.seqn_number) {
     w.Int64(*m.seqn_number);
   } else {
     w.Null();
   }
-  Key(w, "DTTM");
-  Str(w, m.dttm);
-  Key(w, "dttm_utc");
-  Str(w, FormatUtc(m.dttm_utc_micros));
-  Key(w, "TYPE");
-  Str(w, m.type);
-  Key(w, "STYP");
-  Str(w, m.styp);
+  Put(w, "DTTM", m.dttm);
+  Put(w, "dttm_utc", FormatUtc(m.dttm_utc_micros));
+  Put(w, "TYPE", m.type);
+  Put(w, "STYP", m.styp);
   if (!m.extra.empty()) {
     Key(w, "extra");
     Elems(w, m.extra);
@@ -308,10 +282,8 @@ void Body(Writer& w, const FlopBody& b) {
     w.StartObject();
     Key(w, "index");
     w.Int(r.index);
-    Key(w, "FLID");
-    Str(w, r.flid);
-    Key(w, "FFID");
-    Text(w, r.ffid);
+    Put(w, "FLID", r.flid);
+    Put(w, "FFID", r.ffid);
     Key(w, "payload");
     Payload(w, r.payload);
     Extras(w, r.extras);
@@ -327,19 +299,14 @@ void Body(Writer& w, const ScheduleBody& b) {
   w.StartObject();
   Key(w, "seasonal");
   w.Bool(b.seasonal);
-  Key(w, "RECS");
-  Int(w, b.recs);
+  Put(w, "RECS", b.recs);
   Key(w, "recs_mismatch");
   w.Bool(b.recs_mismatch);
   if (b.seasonal) {
-    Key(w, "SNAM");
-    Text(w, b.snam);
-    Key(w, "APCD");
-    Text(w, b.apcd);
-    Key(w, "SDAT");
-    Time(w, b.sdat);
-    Key(w, "EDAT");
-    Time(w, b.edat);
+    Put(w, "SNAM", b.snam);
+    Put(w, "APCD", b.apcd);
+    Put(w, "SDAT", b.sdat);
+    Put(w, "EDAT", b.edat);
   }
   Key(w, "records");
   w.StartArray();
@@ -347,10 +314,8 @@ void Body(Writer& w, const ScheduleBody& b) {
     w.StartObject();
     Key(w, "index");
     w.Int(r.index);
-    Key(w, "FLID");
-    Text(w, r.flid);
-    Key(w, "SODT");
-    Time(w, r.sodt);
+    Put(w, "FLID", r.flid);
+    Put(w, "SODT", r.sodt);
     if (!r.attributes.empty()) {
       Key(w, "attrs");
       Attrs(w, r.attributes);
@@ -373,10 +338,8 @@ void Body(Writer& w, const ScheduleBody& b) {
 void Body(Writer& w, const ReferenceBody& b) {
   Key(w, "reference");
   w.StartObject();
-  Key(w, "type");
-  Str(w, b.type);
-  Key(w, "RECS");
-  Int(w, b.recs);
+  Put(w, "type", b.type);
+  Put(w, "RECS", b.recs);
   Key(w, "recs_mismatch");
   w.Bool(b.recs_mismatch);
   Key(w, "records");
@@ -385,10 +348,8 @@ void Body(Writer& w, const ReferenceBody& b) {
     w.StartObject();
     Key(w, "index");
     w.Int(r.index);
-    Key(w, "key_name");
-    Str(w, r.key_name);
-    Key(w, "key");
-    Str(w, r.key);
+    Put(w, "key_name", r.key_name);
+    Put(w, "key", r.key);
     if (!r.attributes.empty()) {
       Key(w, "attrs");
       Attrs(w, r.attributes);
@@ -457,10 +418,8 @@ std::string ErrorToJson(const Status& status) {
   rapidjson::StringBuffer sb;
   Writer w(sb);
   w.StartObject();
-  Key(w, "class");
-  Str(w, ErrorClassName(status.error_class()));
-  Key(w, "error");
-  Str(w, status.message());
+  Put(w, "class", ErrorClassName(status.error_class()));
+  Put(w, "error", status.message());
   w.EndObject();
   return std::string(sb.GetString(), sb.GetSize());
 }
