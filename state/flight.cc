@@ -64,6 +64,15 @@ void AppendFieldsJson(const Fields& f, const AirportZone& zone, std::string* out
   out->push_back('}');
 }
 
+void AppendEntriesJson(const Entries& entries, const AirportZone& zone, std::string* out) {
+  out->push_back('[');
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    if (i > 0) out->push_back(',');
+    AppendFieldsJson(entries[i], zone, out);
+  }
+  out->push_back(']');
+}
+
 void AppendRecordJson(const Record& rec, const AirportZone& zone, std::string* out,
                       std::string_view extra_key, std::string_view extra_value) {
   out->push_back('{');
@@ -98,14 +107,8 @@ void AppendRecordJson(const Record& rec, const AirportZone& zone, std::string* o
       emit_extra_before(l->first);
       comma();
       AppendJsonString(l->first, out);
-      out->append(":[");
-      bool first_entry = true;
-      for (const Fields& e : l->second) {
-        if (!first_entry) out->push_back(',');
-        first_entry = false;
-        AppendFieldsJson(e, zone, out);
-      }
-      out->push_back(']');
+      out->push_back(':');
+      AppendEntriesJson(l->second, zone, out);
       ++l;
     }
   }

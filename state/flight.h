@@ -87,6 +87,8 @@ struct ReferenceRecord {
 void AppendJsonString(std::string_view s, std::string* out);
 void AppendValueJson(const Value& v, const AirportZone& zone, std::string* out);
 void AppendFieldsJson(const Fields& f, const AirportZone& zone, std::string* out);
+// [{…},{…}]: a child list's entries, in order.
+void AppendEntriesJson(const Entries& entries, const AirportZone& zone, std::string* out);
 // {"FLID":..., fields and lists merged, sorted}.
 std::string FlightJson(const Flight& flight, const AirportZone& zone);
 // {"fields":{...},"key":...,"source":...,"type":...}

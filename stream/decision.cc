@@ -5,15 +5,6 @@
 namespace msgx {
 namespace {
 
-void AppendEntries(const Entries& es, const AirportZone& zone, std::string* out) {
-  out->push_back('[');
-  for (std::size_t i = 0; i < es.size(); ++i) {
-    if (i) out->push_back(',');
-    AppendFieldsJson(es[i], zone, out);
-  }
-  out->push_back(']');
-}
-
 void AppendChanges(const std::vector<FieldChange>& cs, const AirportZone& zone, std::string* out) {
   out->push_back('[');
   for (std::size_t i = 0; i < cs.size(); ++i) {
@@ -23,9 +14,9 @@ void AppendChanges(const std::vector<FieldChange>& cs, const AirportZone& zone, 
     AppendJsonString(c.name, out);
     out->push_back(',');
     if (c.is_list) {
-      AppendEntries(c.list_before, zone, out);
+      AppendEntriesJson(c.list_before, zone, out);
       out->push_back(',');
-      AppendEntries(c.list_after, zone, out);
+      AppendEntriesJson(c.list_after, zone, out);
     } else {
       AppendValueJson(c.before, zone, out);
       out->push_back(',');

@@ -3,15 +3,6 @@
 namespace msgx {
 namespace {
 
-void AppendEntries(const Entries& entries, const AirportZone& zone, std::string* out) {
-  out->push_back('[');
-  for (std::size_t i = 0; i < entries.size(); ++i) {
-    if (i > 0) out->push_back(',');
-    AppendFieldsJson(entries[i], zone, out);
-  }
-  out->push_back(']');
-}
-
 // {"NAME":{"after":…,"before":…},…}; FieldChanges come sorted by name.
 void AppendChanges(const std::vector<FieldChange>& changes, const AirportZone& zone,
                    std::string* out) {
@@ -22,13 +13,13 @@ void AppendChanges(const std::vector<FieldChange>& changes, const AirportZone& z
     AppendJsonString(c.name, out);
     out->append(":{\"after\":");
     if (c.is_list) {
-      AppendEntries(c.list_after, zone, out);
+      AppendEntriesJson(c.list_after, zone, out);
     } else {
       AppendValueJson(c.after, zone, out);
     }
     out->append(",\"before\":");
     if (c.is_list) {
-      AppendEntries(c.list_before, zone, out);
+      AppendEntriesJson(c.list_before, zone, out);
     } else {
       AppendValueJson(c.before, zone, out);
     }
