@@ -16,6 +16,7 @@
 
 #include "base/subprocess.h"
 #include "tests/support/cleanup_registry.h"
+#include "tests/support/server_start.h"
 #include "tests/support/servers.h"
 #include "tests/support/temp_dirs.h"
 
@@ -30,11 +31,7 @@ std::string PgTool(const std::string& name) {
   return std::string(dir != nullptr ? dir : kPgBin) + "/" + name;
 }
 
-[[noreturn]] void FailStart(const std::string& what) {
-  ADD_FAILURE() << "PgServer: " << what;
-  std::fprintf(stderr, "PgServer: %s\n", what.c_str());
-  std::abort();
-}
+[[noreturn]] void FailStart(const std::string& what) { FailServerStart("PgServer", what); }
 
 }  // namespace
 
@@ -135,18 +132,7 @@ std::unique_ptr<PgServer> PgServer::Start() {
     FailStart("initdb failed: " + detail);
   }
 
-  // A free port may be taken between probing and binding: retry a few times.
-  Status launched;
-  for (int attempt = 0; attempt < 5; ++attempt) {
-    Result<int> port = FreeLoopbackPort();
-    if (!port.ok()) {
-      launched = port.status();
-      continue;
-    }
-    raw->port = *port;
-    launched = raw->Launch();
-    if (launched.ok()) break;
-  }
+  Status launched = LaunchOnFreePort(&raw->port, [raw] { return raw->Launch(); });
   if (!launched.ok()) {
     raw->Destroy();
     CleanupRegistry::Remove(raw->handle);

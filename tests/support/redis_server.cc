@@ -10,6 +10,7 @@
 
 #include "base/subprocess.h"
 #include "tests/support/cleanup_registry.h"
+#include "tests/support/server_start.h"
 #include "tests/support/servers.h"
 #include "tests/support/temp_dirs.h"
 
@@ -24,11 +25,7 @@ SpawnOptions RedisCli(int port) {
   return o;
 }
 
-[[noreturn]] void FailStart(const std::string& what) {
-  ADD_FAILURE() << "RedisServer: " << what;
-  std::fprintf(stderr, "RedisServer: %s\n", what.c_str());
-  std::abort();
-}
+[[noreturn]] void FailStart(const std::string& what) { FailServerStart("RedisServer", what); }
 
 }  // namespace
 
@@ -89,17 +86,7 @@ std::unique_ptr<RedisServer> RedisServer::Start() {
   impl->root = *root;
   Impl* raw = impl.get();
   impl->handle = CleanupRegistry::Add([raw] { raw->Destroy(); }, 0, SIGKILL);
-  Status launched;
-  for (int attempt = 0; attempt < 5; ++attempt) {
-    Result<int> port = FreeLoopbackPort();
-    if (!port.ok()) {
-      launched = port.status();
-      continue;
-    }
-    raw->port = *port;
-    launched = raw->Launch();
-    if (launched.ok()) break;
-  }
+  Status launched = LaunchOnFreePort(&raw->port, [raw] { return raw->Launch(); });
   if (!launched.ok()) {
     raw->Destroy();
     CleanupRegistry::Remove(raw->handle);
