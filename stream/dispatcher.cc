@@ -5,19 +5,12 @@
 
 #include "base/backoff.h"
 #include "base/log.h"
+#include "state/outcome.h"
 
 namespace msgx {
 namespace {
 
 constexpr size_t kMaxErrorChars = 1000;  // msg_event.last_error VARCHAR(1000)
-
-// Cuts `s` to at most `max` bytes without splitting a UTF-8 sequence.
-std::string Bounded(const std::string& s, size_t max) {
-  if (s.size() <= max) return s;
-  size_t n = max;
-  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
-  return s.substr(0, n);
-}
 
 }  // namespace
 
@@ -155,7 +148,7 @@ Result<int> Dispatcher::Charge(const std::vector<Event>& events, const std::stri
         "last_error = $2, next_attempt_at = $3::timestamptz, "
         "state = CASE WHEN attempts + 1 >= $4 THEN 'DEAD' ELSE 'PENDING' END "
         "WHERE event_id = ANY($1::bigint[]) AND state = 'PENDING' RETURNING event_key, state",
-        PgArrayLiteral(ids), Bounded(error, kMaxErrorChars), PgTimestamp(next),
+        PgArrayLiteral(ids), BoundUtf8(error, kMaxErrorChars), PgTimestamp(next),
         options_.max_attempts);
     for (const auto& row : r) {
       if (row[1].as<std::string>() == "DEAD") {
