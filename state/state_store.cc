@@ -13,7 +13,7 @@ namespace msgx {
 namespace {
 
 constexpr const char* kCfNames[] = {"default",  "flights",  "flight_sodt", "reference",
-                                    "identity", "outcomes", "meta"};
+                                    "identity", "outcomes", "meta",        "pending"};
 
 Status Infra(const rocksdb::Status& s, std::string_view what) {
   return Status::Infra("state store " + std::string(what) + ": " + s.ToString());
@@ -79,6 +79,7 @@ Result<std::unique_ptr<StateStore>> StateStore::Open(const std::string& path, Op
   store->identity_ = store->handles_[4];
   store->outcomes_ = store->handles_[5];
   store->meta_ = store->handles_[6];
+  store->pending_ = store->handles_[7];
   return store;
 }
 
@@ -210,6 +211,42 @@ Result<StateMeta> StateStore::ReadMeta() const {
   return m;
 }
 
+Result<StateMeta> StateStore::ForEachFlight(const std::function<Status(const Flight&)>& fn) const {
+  const rocksdb::Snapshot* snap = db_->GetSnapshot();
+  struct Release {
+    rocksdb::DB* db;
+    const rocksdb::Snapshot* s;
+    ~Release() { db->ReleaseSnapshot(s); }
+  } release{db_.get(), snap};
+  rocksdb::ReadOptions ro;
+  ro.snapshot = snap;
+  auto get = [&](const char* key) -> Result<std::int64_t> {
+    std::string v;
+    rocksdb::Status s = db_->Get(ro, meta_, key, &v);
+    if (s.IsNotFound()) return std::int64_t{-1};
+    if (!s.ok()) return Infra(s, "get meta");
+    return static_cast<std::int64_t>(DecodeBe64(v));
+  };
+  StateMeta m;
+  auto applied = get("applied");
+  if (!applied.ok()) return applied.status();
+  m.applied_offset = *applied;
+  auto gen = get("generation");
+  if (!gen.ok()) return gen.status();
+  m.generation = std::max<std::int64_t>(*gen, 0);
+  auto fv = get("fold_version");
+  if (!fv.ok()) return fv.status();
+  m.fold_version = std::max<std::int64_t>(*fv, 0);
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, flights_));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    auto f = DecodeFlight({it->value().data(), it->value().size()});
+    if (!f.ok()) return f.status();
+    if (Status s = fn(*f); !s.ok()) return s;
+  }
+  if (!it->status().ok()) return Infra(it->status(), "scan flights");
+  return m;
+}
+
 Result<std::vector<StateStore::BatchEnd>> StateStore::BatchEnds() const {
   std::vector<BatchEnd> out;
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), meta_));
@@ -289,6 +326,10 @@ Status StateStore::Commit(const BatchWrite& batch) {
     wb.Put(meta_, S("batch/" + EncodeBe64(static_cast<std::uint64_t>(m.applied_offset))),
            S(EncodeBe64(static_cast<std::uint64_t>(m.fold_version)) + m.digest));
   }
+  if (batch.pending) {
+    wb.Put(pending_, S(EncodeBe64(static_cast<std::uint64_t>(batch.pending->first_offset))),
+           S(EncodePendingBatch(*batch.pending)));
+  }
   wb.Put(meta_, "generation", S(EncodeBe64(static_cast<std::uint64_t>(m.generation))));
   wb.Put(meta_, "fold_version", S(EncodeBe64(static_cast<std::uint64_t>(m.fold_version))));
   rocksdb::WriteOptions wo;
@@ -305,11 +346,60 @@ Status StateStore::ForEachEntry(
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
       const rocksdb::Slice k = it->key();
       if (handles_[i] == meta_ && k.starts_with("batch/")) continue;
+      if (handles_[i] == pending_) break;
       fn(kCfNames[i], {k.data(), k.size()}, {it->value().data(), it->value().size()});
     }
     if (!it->status().ok()) return Infra(it->status(), "scan");
   }
   return {};
+}
+
+Result<std::optional<PendingBatch>> StateStore::PendingCovering(std::int64_t offset) const {
+  if (offset < 0) return std::optional<PendingBatch>();
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), pending_));
+  const std::string key = EncodeBe64(static_cast<std::uint64_t>(offset));
+  it->SeekForPrev(S(key));
+  if (!it->Valid()) {
+    if (!it->status().ok()) return Infra(it->status(), "seek pending");
+    return std::optional<PendingBatch>();
+  }
+  auto p = DecodePendingBatch({it->value().data(), it->value().size()});
+  if (!p.ok()) return p.status();
+  if (p->last_offset < offset) return std::optional<PendingBatch>();
+  return std::optional<PendingBatch>(std::move(*p));
+}
+
+Result<std::vector<std::pair<std::int64_t, std::int64_t>>> StateStore::PendingRanges() const {
+  std::vector<std::pair<std::int64_t, std::int64_t>> out;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), pending_));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    auto p = PendingBatchRange({it->value().data(), it->value().size()});
+    if (!p.ok()) return p.status();
+    out.push_back(*p);
+  }
+  if (!it->status().ok()) return Infra(it->status(), "scan pending");
+  return out;
+}
+
+Result<int> StateStore::PrunePending(std::int64_t upto, MicrosSinceEpoch appended_before) {
+  rocksdb::WriteBatch wb;
+  int n = 0;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), pending_));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    auto p = DecodePendingBatch({it->value().data(), it->value().size()});
+    if (!p.ok()) return p.status();
+    if (p->last_offset > upto) break;
+    if (p->last_append_micros >= appended_before) continue;
+    wb.Delete(pending_, it->key());
+    ++n;
+  }
+  if (!it->status().ok()) return Infra(it->status(), "scan pending");
+  if (n == 0) return 0;
+  rocksdb::WriteOptions wo;
+  wo.sync = options_.sync;
+  rocksdb::Status s = db_->Write(wo, &wb);
+  if (!s.ok()) return Infra(s, "prune pending");
+  return n;
 }
 
 Status StateStore::ForEachOutcome(const std::function<void(const Outcome&)>& fn) const {

@@ -14,6 +14,9 @@
 //                "fold_version" be64
 //                "digest"      32-byte chained digest at "applied"
 //                "batch/" be64(end offset) → be64(fold version) + digest
+//   pending      be64(first offset)                → PendingBatch (schemas/
+//                pending.fbs): what PostgreSQL and Redis must receive for
+//                the batch, written with it, pruned by PrunePending()
 //
 // Commit() writes one BatchWrite as ONE synced RocksDB WriteBatch: a fold
 // batch is all or nothing. RocksDB errors become kInfra here.
@@ -34,6 +37,7 @@
 #include "base/result.h"
 #include "state/flight.h"
 #include "state/outcome.h"
+#include "state/pending_batch.h"
 #include "state/state_view.h"
 
 namespace rocksdb {
@@ -58,7 +62,8 @@ struct BatchWrite {
   std::map<std::string, std::optional<IdentityBinding>> bindings;
   std::map<std::string, SenderSeqn> senders;
   std::map<std::int64_t, Outcome> outcomes;
-  StateMeta meta;  // written whole; meta.applied_offset is the batch end
+  StateMeta meta;                       // written whole; meta.applied_offset is the batch end
+  std::optional<PendingBatch> pending;  // stored under its first offset
   bool empty() const {
     return flights.empty() && references.empty() && bindings.empty() && senders.empty() &&
            outcomes.empty();
@@ -92,6 +97,10 @@ class StateStore final : public StateView {
   Result<std::optional<SenderSeqn>> GetSender(std::string_view sndr) const;
   Result<std::optional<Outcome>> GetOutcome(std::int64_t mailbox_id) const;
   Result<StateMeta> ReadMeta() const;
+  // Calls fn for every flight, in FLID order, from one consistent snapshot,
+  // and returns that snapshot's meta (a mirror rebuild: the flights are
+  // exactly the state at meta.applied_offset). Stops at fn's first error.
+  Result<StateMeta> ForEachFlight(const std::function<Status(const Flight&)>& fn) const;
   // (batch end offset, fold version, digest) of every committed batch.
   struct BatchEnd {
     std::int64_t end_offset = 0;
@@ -100,6 +109,15 @@ class StateStore final : public StateView {
   };
   Result<std::vector<BatchEnd>> BatchEnds() const;
 
+  // The pending batch whose range holds `offset`, or nullopt (never written
+  // or pruned).
+  Result<std::optional<PendingBatch>> PendingCovering(std::int64_t offset) const;
+  // (first, last) of every stored pending batch, ascending.
+  Result<std::vector<std::pair<std::int64_t, std::int64_t>>> PendingRanges() const;
+  // Deletes the pending batches ending at or before `upto` whose last record
+  // was appended before `appended_before`; returns how many.
+  Result<int> PrunePending(std::int64_t upto, MicrosSinceEpoch appended_before);
+
   // Calls fn for every outcome, in mailbox-id order (`msgx replay --class`).
   Status ForEachOutcome(const std::function<void(const Outcome&)>& fn) const;
 
@@ -107,7 +125,8 @@ class StateStore final : public StateView {
   Status Commit(const BatchWrite& batch);
 
   // Calls fn(column family name, key, value) for every entry of every
-  // column family except meta's "batch/" entries, in key order: the
+  // column family except meta's "batch/" entries and the pending batches
+  // (pruned on their own schedule), in key order: the
   // canonical content of state (equal for equal fold results).
   Status ForEachEntry(
       const std::function<void(std::string_view, std::string_view, std::string_view)>& fn) const;
@@ -126,6 +145,7 @@ class StateStore final : public StateView {
   rocksdb::ColumnFamilyHandle* identity_ = nullptr;
   rocksdb::ColumnFamilyHandle* outcomes_ = nullptr;
   rocksdb::ColumnFamilyHandle* meta_ = nullptr;
+  rocksdb::ColumnFamilyHandle* pending_ = nullptr;
 };
 
 // Key helpers shared with tools.

@@ -1,5 +1,6 @@
 #include "stream/fold.h"
 
+#include <algorithm>
 #include <limits>
 #include <variant>
 
@@ -63,7 +64,12 @@ FoldOptions FoldOptions::FromConfig(const Config& c, const AirportZone* zone) {
 
 Fold::Fold(StateStore* store, const MessageDecoder* decoder, const LogSource* log,
            FoldOptions options)
-    : store_(store), decoder_(decoder), log_(log), options_(std::move(options)), overlay_(store) {}
+    : store_(store),
+      decoder_(decoder),
+      log_(log),
+      options_(std::move(options)),
+      overlay_(store),
+      pending_(options_.zone) {}
 
 Status Fold::Open() {
   auto rules = sis::IgnoreRules::Parse(options_.ignore_rules);
@@ -80,6 +86,7 @@ Status Fold::Open() {
 
 void Fold::Rollback() {
   overlay_.Discard();
+  pending_.Clear();
   last_ = applied_;
   digest_ = committed_digest_;
   generation_ = committed_generation_;
@@ -93,7 +100,9 @@ Status Fold::CommitPending() {
   meta.generation = generation_;
   meta.fold_version = kFoldVersion;
   meta.digest = digest_;
-  Status s = store_->Commit(overlay_.TakeBatch(meta));
+  BatchWrite write = overlay_.TakeBatch(meta);
+  write.pending = pending_.Finish(write, first_, last_append_);
+  Status s = store_->Commit(write);
   if (!s.ok()) {
     Rollback();
     return s;
@@ -142,17 +151,25 @@ Status Fold::Process(const std::vector<FoldInput>& records) {
       return s;
     }
     digest_ = ChainDigest(digest_, canon);
+    if (pending_records_ == 0) first_ = r.offset;
     last_ = r.offset;
+    last_append_ = r.append_micros;
     ++pending_records_;
     ++counters_.records;
-    if (cuts || pending_records_ >= options_.batch_max) {
+    if (cuts || pending_records_ >= options_.batch_max || AtCut(r.offset)) {
       if (Status s = CommitPending(); !s.ok()) return s;
     }
   }
   return CommitPending();
 }
 
-void Fold::RecordMessage(std::int64_t offset, int sub, MessageResult& m, std::string* canon) {
+bool Fold::AtCut(std::int64_t offset) const {
+  const auto& c = options_.cut_offsets;
+  return !c.empty() && offset <= c.back() && std::binary_search(c.begin(), c.end(), offset);
+}
+
+void Fold::RecordMessage(std::int64_t offset, int sub, MessageResult& m, MicrosSinceEpoch now,
+                         std::string* canon) {
   Outcome& o = m.outcome;
   o.last_error = BoundUtf8(std::move(o.last_error), kMaxLastError);
   switch (o.state) {
@@ -174,6 +191,7 @@ void Fold::RecordMessage(std::int64_t offset, int sub, MessageResult& m, std::st
   AppendDecisionCanonical(m.decision, *options_.zone, canon);
   canon->push_back(']');
   if (observer_) observer_(offset, sub, o, m.decision);
+  pending_.AddMessage(offset, sub, o, m.decision, m.source, m.times, now);
   overlay_.PutOutcome(o);
 }
 
@@ -194,8 +212,10 @@ Status Fold::FoldOne(const FoldInput& r, std::string* canon) {
       m.outcome.log_offset = r.offset;
       m.outcome.message_offset = r.offset;
       m.outcome.decided_micros = r.append_micros;
+      m.source.mailbox_id = r.mailbox_id;
+      m.times = {r.received_micros, r.append_micros};
       Logger("fold")->error("{}", WithTrace(std::to_string(r.mailbox_id), m.outcome.last_error));
-      RecordMessage(r.offset, 0, m, canon);
+      RecordMessage(r.offset, 0, m, r.append_micros, canon);
     }
     canon->push_back('}');
     return {};
@@ -226,7 +246,7 @@ Status Fold::FoldOne(const FoldInput& r, std::string* canon) {
         },
         *r.command);
   } else {
-    auto m = DecideMessage(r.raw, r.mailbox_id, r.offset, r.append_micros, r.offset);
+    auto m = DecideMessage(r, r.offset, r.append_micros);
     if (!m.ok()) return m.status();
     if (options_.retry_deterministic && m->outcome.state == OutcomeState::kDead) {
       // Seed mode (SPEC §3): hold the head, unless its retries ran out.
@@ -239,20 +259,23 @@ Status Fold::FoldOne(const FoldInput& r, std::string* canon) {
         return {};
       }
     }
-    RecordMessage(r.offset, 0, *m, canon);
+    RecordMessage(r.offset, 0, *m, r.append_micros, canon);
   }
   canon->push_back('}');
   return s;
 }
 
-Result<Fold::MessageResult> Fold::DecideMessage(std::string_view raw, std::int64_t mailbox_id,
-                                                std::int64_t decide_offset, MicrosSinceEpoch now,
-                                                std::int64_t message_offset) {
+Result<Fold::MessageResult> Fold::DecideMessage(const FoldInput& message,
+                                                std::int64_t decide_offset, MicrosSinceEpoch now) {
+  const std::string_view raw = message.raw;
+  const std::int64_t mailbox_id = message.mailbox_id;
   MessageResult m;
+  m.source.mailbox_id = mailbox_id;
+  m.times = {message.received_micros, message.append_micros};
   Outcome& o = m.outcome;
   o.mailbox_id = mailbox_id;
   o.log_offset = decide_offset;
-  o.message_offset = message_offset;
+  o.message_offset = message.offset;
   o.decided_micros = now;
   o.attempts = 1;
   const std::string trace = std::to_string(mailbox_id);
@@ -269,6 +292,10 @@ Result<Fold::MessageResult> Fold::DecideMessage(std::string_view raw, std::int64
     dead(meta.status());
     return m;
   }
+  m.source.type = meta->type;
+  m.source.styp = meta->styp;
+  m.source.seqn = meta->seqn;
+  m.source.dttm_micros = meta->dttm_utc_micros;
   if (auto rule = ignore_->Match(meta->type, meta->styp)) {
     ++counters_.ignored;
     o.state = OutcomeState::kSkipped;
@@ -362,10 +389,11 @@ Status Fold::Replay(const FoldInput& cmd, const ReplayCommand& replay, std::stri
       ++sub;
       continue;
     }
-    auto m = DecideMessage(rec->raw, id, cmd.offset, cmd.append_micros, (*prev)->message_offset);
+    rec->mailbox_id = id;
+    auto m = DecideMessage(*rec, cmd.offset, cmd.append_micros);
     if (!m.ok()) return m.status();
     m->outcome.prev_error = (*prev)->error_class + ": " + (*prev)->last_error;
-    RecordMessage(cmd.offset, sub, *m, canon);
+    RecordMessage(cmd.offset, sub, *m, cmd.append_micros, canon);
     ++sub;
   }
   return {};
@@ -398,6 +426,7 @@ Status Fold::Sweep(const FoldInput& cmd, const HistorySweepCommand& sweep, std::
   canon->append(std::to_string(cutoff));
   canon->push_back(',');
   AppendDecisionCanonical(d, *options_.zone, canon);
+  pending_.AddSweep(cmd.offset, d, cmd.append_micros);
   if (observer_) {
     Outcome none;
     none.log_offset = cmd.offset;

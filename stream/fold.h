@@ -25,8 +25,10 @@
 // (state/digest.h) over the record's canonical decision bytes, whatever the
 // batching. Up to batch_max records are decided against an in-memory
 // overlay and committed with ONE synced WriteBatch holding state, outcomes,
-// identity, the applied offset, the fold version and the digest at the
-// batch end.
+// identity, the applied offset, the fold version, the digest at the batch
+// end, and the batch's PendingBatch (state/pending_batch.h: outcome rows,
+// events with their payloads, ref_master and flight_hst rows, mirror
+// changes) for the applier and the mirror worker.
 //
 // An infrastructure failure (kInfra from the store) discards the pending
 // batch and returns; the caller retries from applied_offset() + 1. Nothing
@@ -46,7 +48,9 @@
 #include "state/airport_zone.h"
 #include "state/state_store.h"
 #include "stream/decision.h"
+#include "stream/event_payload.h"
 #include "stream/fold_input.h"
+#include "stream/pending_builder.h"
 #include "stream/state_overlay.h"
 
 namespace msgx {
@@ -66,6 +70,10 @@ struct FoldOptions {
   // the log (see held()).
   bool retry_deterministic = false;
   const AirportZone* zone = nullptr;  // REQUIRED, outlives the Fold
+  // Batch ends to cut at (ascending), besides batch_max: a rebuild cuts
+  // where PostgreSQL's fold_batch rows end, so their digests can be
+  // compared (ARCHITECTURE.md "Restart").
+  std::vector<std::int64_t> cut_offsets;
 
   static FoldOptions FromConfig(const Config& c, const AirportZone* zone);
 };
@@ -134,15 +142,18 @@ class Fold {
   struct MessageResult {
     Outcome outcome;
     Decision decision;
+    EventSource source;
+    MessageTimes times;
   };
   Status FoldOne(const FoldInput& r, std::string* canon);
-  Result<MessageResult> DecideMessage(std::string_view raw, std::int64_t mailbox_id,
-                                      std::int64_t decide_offset, MicrosSinceEpoch now,
-                                      std::int64_t message_offset);
+  Result<MessageResult> DecideMessage(const FoldInput& message, std::int64_t decide_offset,
+                                      MicrosSinceEpoch now);
   Status Replay(const FoldInput& cmd, const ReplayCommand& replay, std::string* canon);
   Status Sweep(const FoldInput& cmd, const HistorySweepCommand& sweep, std::string* canon);
   Status Expire(const FoldInput& cmd, const IdentityExpiryCommand& expiry, std::string* canon);
-  void RecordMessage(std::int64_t offset, int sub, MessageResult& m, std::string* canon);
+  void RecordMessage(std::int64_t offset, int sub, MessageResult& m, MicrosSinceEpoch now,
+                     std::string* canon);
+  bool AtCut(std::int64_t offset) const;
   Status CommitPending();
   void Rollback();
 
@@ -152,6 +163,7 @@ class Fold {
   FoldOptions options_;
   std::optional<sis::IgnoreRules> ignore_;  // parsed by Open()
   StateOverlay overlay_;
+  PendingBuilder pending_;
   DecisionObserver observer_;
   FoldCounters counters_;
 
@@ -163,6 +175,8 @@ class Fold {
   std::string digest_;
   std::int64_t generation_ = 0;
   int pending_records_ = 0;
+  std::int64_t first_ = 0;            // first offset of the pending batch
+  MicrosSinceEpoch last_append_ = 0;  // append time of last_
   std::optional<HeldHead> held_;
 };
 

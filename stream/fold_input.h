@@ -43,10 +43,11 @@ using FoldCommand = std::variant<ReplayCommand, QuarantineCommand, HistorySweepC
 
 struct FoldInput {
   std::int64_t offset = 0;
-  std::int64_t mailbox_id = 0;         // messages only
-  MicrosSinceEpoch append_micros = 0;  // the fold's clock for this record
-  std::string raw;                     // messages: exact bytes as captured
-  std::optional<FoldCommand> command;  // set for commands
+  std::int64_t mailbox_id = 0;           // messages only
+  MicrosSinceEpoch append_micros = 0;    // the fold's clock for this record
+  MicrosSinceEpoch received_micros = 0;  // messages: the mailbox's received time (0: none)
+  std::string raw;                       // messages: exact bytes as captured
+  std::optional<FoldCommand> command;    // set for commands
 
   bool is_command() const { return command.has_value(); }
 };

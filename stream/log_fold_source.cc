@@ -12,6 +12,7 @@ Result<FoldInput> ToFoldInput(std::uint64_t offset, std::string_view bytes) {
   in.offset = static_cast<std::int64_t>(offset);
   in.append_micros = append;
   in.mailbox_id = data->mailbox_id;
+  in.received_micros = data->received_at.value_or(0);
   if (data->kind == fb::RecordKind::COMMAND && data->command) {
     std::visit(
         [&](const auto& a) {

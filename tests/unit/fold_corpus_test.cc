@@ -5,7 +5,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include "base/log.h"
@@ -72,6 +74,7 @@ TEST(FoldCorpus, RealDecoderAndLogStore) {
   ASSERT_TRUE(source.BuildQuarantineIndex().ok());
 
   std::string digests[2];
+  std::vector<EventRow> events[2];
   for (int run = 0; run < 2; ++run) {
     auto store = StateStore::Open(dir.path() + "/state" + std::to_string(run), {false, false});
     ASSERT_TRUE(store.ok());
@@ -86,6 +89,32 @@ TEST(FoldCorpus, RealDecoderAndLogStore) {
     Status s = fold.Process(in);
     ASSERT_TRUE(s.ok()) << s.ToString();
     digests[run] = fold.digest();
+
+    // The pending batches tile the log and carry every outcome and event.
+    auto ranges = (*store)->PendingRanges();
+    ASSERT_TRUE(ranges.ok());
+    std::int64_t next = 0;
+    std::map<std::int64_t, OutcomeRow> outcomes;
+    std::set<std::string> keys;
+    for (const auto& [first, last] : *ranges) {
+      ASSERT_EQ(first, next);
+      next = last + 1;
+      auto p = (*store)->PendingCovering(first);
+      ASSERT_TRUE(p.ok() && p->has_value());
+      ASSERT_EQ(DecodePendingBatch(EncodePendingBatch(**p)).value(), **p);
+      EXPECT_EQ((*p)->digest.size(), 32u);
+      for (const OutcomeRow& o : (*p)->outcomes) outcomes[o.outcome.mailbox_id] = o;
+      for (const EventRow& e : (*p)->events) {
+        EXPECT_TRUE(keys.insert(e.event_key).second) << e.event_key;
+        events[run].push_back(e);
+      }
+    }
+    EXPECT_EQ(next, static_cast<std::int64_t>(corpus.size()));
+    EXPECT_EQ(outcomes.size(), corpus.size());
+    EXPECT_EQ(outcomes.begin()->second.enqueued_micros, clock.NowMicros());
+    std::set<std::string> targets;
+    for (const EventRow& e : events[run]) targets.insert(e.target);
+    EXPECT_EQ(targets, (std::set<std::string>{"KAFKA:msg", "KAFKA:ref", "KAFKA:schd"}));
 
     auto outcome = [&](const std::string& file) {
       for (std::size_t i = 0; i < corpus.size(); ++i) {
@@ -119,6 +148,8 @@ TEST(FoldCorpus, RealDecoderAndLogStore) {
     }
   }
   EXPECT_EQ(digests[0], digests[1]);
+  // The same events, byte for byte, whatever the batching.
+  EXPECT_EQ(events[0], events[1]);
 }
 
 }  // namespace

@@ -1,0 +1,131 @@
+#include "state/pending_batch.h"
+
+#include <flatbuffers/flatbuffers.h>
+
+#include "schemas/pending_generated.h"
+
+namespace msgx {
+namespace {
+
+namespace fp = ::msgx::fbpending;
+using flatbuffers::FlatBufferBuilder;
+using flatbuffers::Offset;
+
+std::string Str(const flatbuffers::String* s) { return s ? s->str() : std::string(); }
+
+template <typename T, typename F>
+auto BuildVector(FlatBufferBuilder& b, const std::vector<T>& in, F build) {
+  std::vector<decltype(build(in.front()))> out;
+  out.reserve(in.size());
+  for (const T& x : in) out.push_back(build(x));
+  return b.CreateVector(out);
+}
+
+}  // namespace
+
+std::string EncodePendingBatch(const PendingBatch& p) {
+  FlatBufferBuilder b(1024);
+  auto outcomes = BuildVector(b, p.outcomes, [&](const OutcomeRow& r) {
+    const Outcome& o = r.outcome;
+    return fp::CreateOutcomeRow(
+        b, o.mailbox_id, b.CreateString(OutcomeStateName(o.state)), b.CreateString(o.error_class),
+        b.CreateString(o.last_error), b.CreateString(o.identity_key), o.log_offset, o.attempts,
+        b.CreateString(o.prev_error), o.decided_micros, r.received_micros, r.enqueued_micros);
+  });
+  auto events = BuildVector(b, p.events, [&](const EventRow& e) {
+    return fp::CreateEventRow(b, b.CreateString(e.event_key), b.CreateString(e.target),
+                              b.CreateString(e.partition_key), b.CreateString(e.event_type),
+                              e.state_version, b.CreateString(e.payload_json), e.source_msg_id,
+                              e.created_micros);
+  });
+  auto refs = BuildVector(b, p.references, [&](const ReferenceRow& r) {
+    return fp::CreateReferenceRow(b, b.CreateString(r.rtype), b.CreateString(r.rkey), r.deleted,
+                                  b.CreateString(r.payload_json), b.CreateString(r.source),
+                                  r.state_version, r.refreshed_micros);
+  });
+  auto history = BuildVector(b, p.history, [&](const HistoryRow& h) {
+    return fp::CreateHistoryRow(b, b.CreateString(h.flid), h.state_version, b.CreateString(h.alcd),
+                                b.CreateString(h.flno), b.CreateString(h.mvin), h.sodt.has_value(),
+                                h.sodt.value_or(0), b.CreateString(h.payload_json), h.swept_micros);
+  });
+  auto flights = BuildVector(b, p.flights, [&](const FlightRow& f) {
+    return fp::CreateFlightRow(b, b.CreateString(f.flid), !f.json.has_value(),
+                               b.CreateString(f.json.value_or("")));
+  });
+  auto digest =
+      b.CreateVector(reinterpret_cast<const std::uint8_t*>(p.digest.data()), p.digest.size());
+  b.Finish(fp::CreateBatch(b, p.first_offset, p.last_offset, p.fold_version, p.generation, digest,
+                           p.last_append_micros, outcomes, events, refs, history, flights));
+  return {reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize()};
+}
+
+Result<std::pair<std::int64_t, std::int64_t>> PendingBatchRange(std::string_view bytes) {
+  flatbuffers::Verifier v(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
+  if (!fp::VerifyBatchBuffer(v)) return Status::Internal("pending batch: corrupt record");
+  const fp::Batch* in = fp::GetBatch(bytes.data());
+  return std::make_pair(in->first_offset(), in->last_offset());
+}
+
+Result<PendingBatch> DecodePendingBatch(std::string_view bytes) {
+  flatbuffers::Verifier v(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
+  if (!fp::VerifyBatchBuffer(v)) return Status::Internal("pending batch: corrupt record");
+  const fp::Batch* in = fp::GetBatch(bytes.data());
+  PendingBatch p;
+  p.first_offset = in->first_offset();
+  p.last_offset = in->last_offset();
+  p.fold_version = in->fold_version();
+  p.generation = in->generation();
+  if (in->digest()) p.digest.assign(in->digest()->begin(), in->digest()->end());
+  p.last_append_micros = in->last_append_micros();
+  if (in->outcomes()) {
+    for (const fp::OutcomeRow* r : *in->outcomes()) {
+      OutcomeRow row;
+      Outcome& o = row.outcome;
+      o.mailbox_id = r->mailbox_id();
+      if (!ParseOutcomeState(Str(r->state()), &o.state)) {
+        return Status::Internal("pending batch: bad outcome state " + Str(r->state()));
+      }
+      o.error_class = Str(r->error_class());
+      o.last_error = Str(r->last_error());
+      o.identity_key = Str(r->identity_key());
+      o.log_offset = r->log_offset();
+      o.attempts = r->attempts();
+      o.prev_error = Str(r->prev_error());
+      o.decided_micros = r->decided_micros();
+      row.received_micros = r->received_micros();
+      row.enqueued_micros = r->enqueued_micros();
+      p.outcomes.push_back(std::move(row));
+    }
+  }
+  if (in->events()) {
+    for (const fp::EventRow* e : *in->events()) {
+      p.events.push_back({Str(e->event_key()), Str(e->target()), Str(e->partition_key()),
+                          Str(e->event_type()), e->state_version(), Str(e->payload_json()),
+                          e->source_msg_id(), e->created_micros()});
+    }
+  }
+  if (in->references()) {
+    for (const fp::ReferenceRow* r : *in->references()) {
+      p.references.push_back({Str(r->rtype()), Str(r->rkey()), r->deleted(), Str(r->payload_json()),
+                              Str(r->source()), r->state_version(), r->refreshed_micros()});
+    }
+  }
+  if (in->history()) {
+    for (const fp::HistoryRow* h : *in->history()) {
+      HistoryRow row{Str(h->flid()), h->state_version(), Str(h->alcd()),         Str(h->flno()),
+                     Str(h->mvin()), std::nullopt,       Str(h->payload_json()), h->swept_micros()};
+      if (h->has_sodt()) row.sodt = h->sodt_micros();
+      p.history.push_back(std::move(row));
+    }
+  }
+  if (in->flights()) {
+    for (const fp::FlightRow* f : *in->flights()) {
+      FlightRow row{Str(f->flid()), std::nullopt};
+      if (!f->deleted()) row.json = Str(f->json());
+      p.flights.push_back(std::move(row));
+    }
+  }
+  return p;
+}
+
+}  // namespace msgx
