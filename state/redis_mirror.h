@@ -89,6 +89,10 @@ class RedisMirror {
   Status AddRebuildChunk(const std::vector<MirrorChange>& flights);
   Status CommitRebuild(std::int64_t offset, std::int64_t generation);
 
+  // The log this mirror writes for (Position().log_uuid differs: a foreign
+  // log, rebuild).
+  const std::string& log_uuid() const { return log_uuid_; }
+
  private:
   RedisClient* client_;
   std::string log_uuid_;
