@@ -302,9 +302,86 @@ TEST_F(PgApplierTest, AnOutcomeReplacesTheRowOnlyFromALaterLogOffset) {
   b3.outcomes = {{MakeOutcome(10, OutcomeState::kDead, 6, kT0 + 700), 0, 0}, {earlier, 0, 0}};
   Fold(b3);
   ExpectApplied(6, 6);
+  const std::string after =
+      "10|ARCHIVED|~|~|~|0|100|100\n"
+      "11|SUCCEEDED|~|~|MALFORMED: bad xml|5|500|200\n";
+  EXPECT_EQ(Sql(query), after);
+
+  // Nor does another outcome from the same offset (a redo never rewrites).
+  PendingBatch b4;
+  b4.first_offset = 7;
+  b4.last_offset = 7;
+  b4.digest = Sha256("same");
+  Outcome same = MakeOutcome(11, OutcomeState::kSkipped, 5, kT0 + 800);
+  same.last_error = "other";
+  b4.outcomes = {{same, 0, 0}};
+  Fold(b4);
+  ExpectApplied(7, 7);
+  EXPECT_EQ(Sql(query), after);
+}
+
+TEST_F(PgApplierTest, ARefMasterRowChangesOnlyFromItsVersionOnward) {
+  PendingBatch b1 = FirstBatch();
+  b1.references = {{"AIRL", "BA", false, "{}", "AODB", 1, kT0},
+                   {"AIRL", "LH", false, "{}", "AODB", 0, kT0},
+                   {"AIRL", "XX", false, "{}", "AODB", 1, kT0}};
+  Fold(b1);
+  ExpectApplied(0, 2);
+  // Rows newer than the batches that follow.
+  Sql("UPDATE ref_master SET state_version = 20, payload_json = '{\"newer\":1}' "
+      "WHERE rkey IN ('BA', 'LH')");
+  const std::string query =
+      "SELECT rkey, payload_json, state_version FROM ref_master ORDER BY rkey";
+  const std::string newer =
+      "BA|{\"newer\":1}|20\n"
+      "LH|{\"newer\":1}|20\n"
+      "XX|{}|1\n";
+
+  PendingBatch older;
+  older.first_offset = 3;
+  older.last_offset = 4;
+  older.digest = Sha256("older");
+  older.references = {{"AIRL", "BA", true, "", "", 4, kT0},
+                      {"AIRL", "LH", false, "{\"older\":1}", "AODB", 3, kT0}};
+  Fold(older);
+  ExpectApplied(3, 4);
+  EXPECT_EQ(Sql(query), newer);
+
+  PendingBatch newest;
+  newest.first_offset = 5;
+  newest.last_offset = 25;
+  newest.digest = Sha256("newest");
+  newest.references = {{"AIRL", "BA", true, "", "", 20, kT0},
+                       {"AIRL", "LH", false, "{\"newest\":1}", "AODB", 25, kT0}};
+  Fold(newest);
+  ExpectApplied(5, 25);
   EXPECT_EQ(Sql(query),
-            "10|ARCHIVED|~|~|~|0|100|100\n"
-            "11|SUCCEEDED|~|~|MALFORMED: bad xml|5|500|200\n");
+            "LH|{\"newest\":1}|25\n"
+            "XX|{}|1\n");
+}
+
+TEST_F(PgApplierTest, ALargeBatchIsChunkedAndKeepsLogOrder) {
+  // More rows than one statement takes (2000): three statements per table.
+  constexpr int kRows = 4500;
+  PendingBatch b;
+  b.first_offset = 0;
+  b.last_offset = kRows - 1;
+  b.digest = Sha256("large");
+  for (int i = 0; i < kRows; ++i) {
+    b.outcomes.push_back({MakeOutcome(1000 + i, OutcomeState::kSucceeded, i, kT0 + i), kT0, kT0});
+    b.events.push_back(MakeEvent(std::to_string(i) + ":0:0", "KAFKA:msg", "F", i, 1000 + i));
+  }
+  Fold(b);
+  ApplyStep s = MustStep();
+  EXPECT_EQ(s.kind, ApplyStep::Kind::kApplied) << s.error;
+  EXPECT_EQ(s.outcomes, kRows);
+  EXPECT_EQ(s.events, kRows);
+  EXPECT_EQ(Sql("SELECT count(*), min(msg_id), max(msg_id) FROM proc_state"), "4500|1000|5499\n");
+  // event_id follows the batch's order, which the keys' text order is not.
+  EXPECT_EQ(Sql("SELECT count(*), count(*) FILTER (WHERE state_version = n) FROM "
+                "(SELECT state_version, row_number() OVER (ORDER BY event_id) - 1 AS n "
+                "FROM msg_event) e"),
+            "4500|4500\n");
 }
 
 TEST_F(PgApplierTest, AStaleEpochOrNoLeadershipWritesNothing) {
