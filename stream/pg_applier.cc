@@ -41,9 +41,9 @@ std::string IntOrNull(std::int64_t v) { return v == 0 ? "NULL" : Int(v); }
 std::string Time(MicrosSinceEpoch micros) { return "'" + PgTimestamp(micros) + "'::timestamptz"; }
 std::string TimeOrNull(MicrosSinceEpoch micros) { return micros == 0 ? "NULL" : Time(micros); }
 
-// Runs `head` (row), (row), ... `tail` over `rows` in as few statements as
-// the chunk limits allow, in row order. `values(row)` renders one row's
-// parenthesised-less value list.
+// Executes `head` (v1), (v2), ... `tail` over `rows`, in row order, in as
+// few statements as the chunk limits allow; `values(row)` renders the
+// comma-separated SQL literals of one row (without the parentheses).
 template <typename Row, typename Fn>
 void ExecValues(pqxx::dbtransaction& tx, const std::string& head, const std::string& tail,
                 const std::vector<const Row*>& rows, Fn values) {
