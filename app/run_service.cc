@@ -4,9 +4,11 @@
 #include <rapidjson/writer.h>
 
 #include <filesystem>
+#include <optional>
 #include <thread>
 
 #include "app/http_server.h"
+#include "app/output_stages.h"
 #include "base/file_lock.h"
 #include "base/log.h"
 #include "base/metrics.h"
@@ -22,10 +24,12 @@
 #include "stream/crash_poison.h"
 #include "stream/fold.h"
 #include "stream/head_retry.h"
+#include "stream/leadership_keeper.h"
 #include "stream/log_fold_source.h"
 #include "stream/mailbox_ingest.h"
 #include "stream/pg_mailbox.h"
 #include "stream/poll_loop.h"
+#include "stream/rebuild_check.h"
 #include "stream/sis_fold_decoder.h"
 
 namespace msgx::app {
@@ -103,7 +107,50 @@ int RunService(const Config& config) {
     lg->error("quarantine index: {}", s.ToString());
     return 1;
   }
-  Fold fold(store->get(), &decoder, &source, FoldOptions::FromConfig(config, &zone));
+  // The PostgreSQL half of the single-writer rule, then what PostgreSQL
+  // already holds: a state store behind it is being rebuilt, and the fold
+  // cuts its batches where PostgreSQL's end, to compare digests there.
+  std::unique_ptr<LeadershipKeeper> keeper;
+  std::optional<RebuildCheck> rebuild;
+  if (config.postgres_url.empty()) {
+    lg->warn("postgres.url is not configured: outcomes and events stay in the state store");
+  } else {
+    keeper = std::make_unique<LeadershipKeeper>(config.postgres_url, (*log)->log_uuid(), &stopper);
+    if (Status s = keeper->AcquireFirst(); !s.ok()) {
+      if (stopper.stopped()) return 0;
+      lg->error("{}", s.ToString());
+      return 2;
+    }
+    auto meta = (*store)->ReadMeta();
+    if (!meta.ok()) {
+      lg->error("state store: {}", meta.status().ToString());
+      return 1;
+    }
+    PgSession pg(config.postgres_url);
+    for (int attempt = 1; !stopper.stopped(); ++attempt) {
+      auto r = RebuildCheck::Load(&pg, "main", meta->applied_offset);
+      if (r.ok()) {
+        rebuild = std::move(*r);
+        break;
+      }
+      if (r.status().error_class() != ErrorClass::kInfra) {
+        lg->error("reading fold_batch: {}", r.status().ToString());
+        return 1;
+      }
+      lg->warn("reading fold_batch: {} (retrying)", r.status().ToString());
+      stopper.WaitFor(std::chrono::milliseconds(std::min(1000 * attempt, 30'000)));
+    }
+    if (stopper.stopped()) return 0;
+    if (rebuild->pending()) {
+      lg->warn(
+          "state store at offset {} is behind PostgreSQL at {}: rebuilding from the log, "
+          "checking the chained digest at {} batch ends",
+          meta->applied_offset, rebuild->pg_applied(), rebuild->cut_offsets().size());
+    }
+  }
+  FoldOptions fold_options = FoldOptions::FromConfig(config, &zone);
+  if (rebuild) fold_options.cut_offsets = rebuild->cut_offsets();
+  Fold fold(store->get(), &decoder, &source, fold_options);
   if (Status s = fold.Open(); !s.ok()) {
     lg->error("fold: {}", s.ToString());
     return s.error_class() == ErrorClass::kConfig ? 2 : 1;
@@ -196,6 +243,33 @@ int RunService(const Config& config) {
     });
   }
 
+  // Mirror, applier, dispatchers.
+  OutputStages::Deps deps;
+  deps.config = &config;
+  deps.store = store->get();
+  deps.zone = &zone;
+  deps.log_uuid = log_store->log_uuid();
+  deps.leader = keeper.get();
+  deps.service = &stopper;
+  std::unique_ptr<OutputStages> stages;
+  if (keeper) {
+    threads.emplace_back([&] {
+      if (Status s = keeper->Run(); !s.ok()) {
+        lg->error("leadership: {}", s.ToString());
+        fatal = true;
+        stopper.Stop();
+      }
+    });
+    auto started = OutputStages::Start(deps);
+    if (!started.ok()) {
+      lg->error("{}", started.status().ToString());
+      stopper.Stop();
+      for (auto& t : threads) t.join();
+      return started.status().error_class() == ErrorClass::kConfig ? 2 : 1;
+    }
+    stages = std::move(started.value());
+  }
+
   // HTTP.
   std::unique_ptr<MailboxIngest> ingest;
   if (!config.mailbox_url.empty()) {
@@ -210,6 +284,10 @@ int RunService(const Config& config) {
       r.problems.emplace_back("command intake stalled (postgres unreachable)");
     if (fold_health.stalled) r.problems.emplace_back("fold stalled (state store)");
     if (mailbox == nullptr) r.problems.emplace_back("mailbox.url not configured");
+    if (keeper && keeper->epoch() == 0) r.problems.push_back("not leading: " + keeper->waiting());
+    if (stages) {
+      for (std::string& p : stages->Problems()) r.problems.push_back(std::move(p));
+    }
     r.ready = r.problems.empty();
     return r;
   };
@@ -228,6 +306,25 @@ int RunService(const Config& config) {
     w.Bool(capture_health.stalled);
     w.Key("fold_stalled");
     w.Bool(fold_health.stalled);
+    if (keeper) {
+      w.Key("leader_epoch");
+      w.Int64(keeper->epoch());
+    }
+    if (stages) {
+      for (const auto& h : stages->health()) {
+        w.Key(h->name.c_str());
+        w.StartObject();
+        w.Key("stalled");
+        w.Bool(h->stalled);
+        w.Key(h->name.starts_with("dispatch") ? "sent" : "offset");
+        w.Int64(h->position);
+        if (h->name.starts_with("dispatch")) {
+          w.Key("dead");
+          w.Int64(h->dead);
+        }
+        w.EndObject();
+      }
+    }
     w.EndObject();
     return std::string(buf.GetString(), buf.GetSize());
   };
@@ -295,6 +392,17 @@ int RunService(const Config& config) {
       }
       continue;
     }
+    if (stages && fold.applied_offset() != applied_seen.load()) stages->Folded();
+    if (rebuild && rebuild->pending()) {
+      if (Status v = rebuild->Verify(**store, fold.applied_offset()); !v.ok()) {
+        lg->error("ALARM: {}", v.ToString());
+        fatal = true;
+        break;
+      }
+      if (!rebuild->pending()) {
+        lg->info("rebuild caught up with PostgreSQL: {} batch digests match", rebuild->verified());
+      }
+    }
     if (auto head = head_retry.head(); head && fold.applied_offset() >= *head) {
       head_retry.Cleared(*head);
     }
@@ -305,6 +413,7 @@ int RunService(const Config& config) {
   }
 
   stopper.Stop();
+  if (stages) stages->Stop();
   for (auto& t : threads) t.join();
   http->reset();
   lg->info("msgx run stopped: applied offset {}, digest {}", fold.applied_offset(),

@@ -2,8 +2,10 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <csignal>
 #include <cstdlib>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -13,6 +15,8 @@ namespace {
 
 struct Armed {
   std::string name, arg, action;
+  long nth = 0;  // arg "#N": the N-th hit, whatever its argument
+  std::shared_ptr<std::atomic<long>> hits = std::make_shared<std::atomic<long>>(0);
 };
 
 const std::vector<Armed>& Table() {
@@ -26,7 +30,9 @@ const std::vector<Armed>& Table() {
       size_t a = entry.find(':');
       size_t b = a == std::string::npos ? a : entry.find(':', a + 1);
       if (b == std::string::npos) continue;
-      t.push_back({entry.substr(0, a), entry.substr(a + 1, b - a - 1), entry.substr(b + 1)});
+      Armed f{entry.substr(0, a), entry.substr(a + 1, b - a - 1), entry.substr(b + 1)};
+      if (f.arg.size() > 1 && f.arg[0] == '#') f.nth = std::strtol(f.arg.c_str() + 1, nullptr, 10);
+      t.push_back(std::move(f));
     }
     return t;
   }();
@@ -37,7 +43,12 @@ const std::vector<Armed>& Table() {
 
 void FailpointHit(std::string_view name, std::string_view arg) {
   for (const Armed& f : Table()) {
-    if (f.name != name || (!f.arg.empty() && f.arg != arg)) continue;
+    if (f.name != name) continue;
+    if (f.nth > 0) {
+      if (f.hits->fetch_add(1) + 1 != f.nth) continue;
+    } else if (!f.arg.empty() && f.arg != arg) {
+      continue;
+    }
     if (f.action == "abort") std::raise(SIGABRT);
     if (f.action == "kill") std::raise(SIGKILL);
     if (f.action == "exit") _exit(86);

@@ -3,8 +3,9 @@
 // configure -DMSGX_FAILPOINTS=OFF and every MSGX_FAILPOINT is then nothing.
 //
 // A test arms failpoints through the environment of the process under test:
-//   MSGX_TEST_FAILPOINTS="fold.record:17:abort,applier.after-commit::kill"
-// Each entry is name:arg:action. An empty arg matches any argument. Actions:
+//   MSGX_TEST_FAILPOINTS="fold.record:17:abort,applier.committed::kill"
+// Each entry is name:arg:action. An empty arg matches any argument; "#N"
+// matches the N-th hit of the name, whatever its argument. Actions:
 //   abort  raise SIGABRT (a "recorded death": the crash guard sees it)
 //   kill   raise SIGKILL (like kill -9: nothing is recorded)
 //   exit   _exit(86) without running destructors or flushing

@@ -107,6 +107,8 @@ Status Fold::CommitPending() {
     Rollback();
     return s;
   }
+  // Crash point: state committed, nothing mirrored or applied yet.
+  MSGX_FAILPOINT("fold.committed", std::to_string(last_));
   applied_ = last_;
   committed_digest_ = digest_;
   committed_generation_ = generation_;

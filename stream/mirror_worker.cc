@@ -133,6 +133,9 @@ Result<MirrorStep> MirrorWorker::Rebuild(const std::string& why) {
   });
   if (!redis_error.ok()) return RedisFailed(redis_error);
   if (!meta.ok()) return meta.status();
+  // Also before the last chunk, so that a crash test can stop a rebuild of
+  // a small state halfway (the temporary hash begun, flightInfo untouched).
+  MSGX_FAILPOINT("mirror.rebuild_chunk", "last");
   st = mirror_->AddRebuildChunk(chunk);
   if (!st.ok()) return RedisFailed(st);
   st = mirror_->CommitRebuild(meta->applied_offset, meta->generation);

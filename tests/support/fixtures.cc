@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <librdkafka/rdkafka.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -29,12 +31,24 @@ std::string ReadCorpusFile(const std::string& name) {
 
 std::vector<ConsumedMessage> ConsumeTopic(const std::string& bootstrap, const std::string& topic,
                                           size_t want, std::chrono::milliseconds wait) {
+  return ConsumeTopicUntil(
+      bootstrap, topic, want, wait, [] { return false; }, nullptr);
+}
+
+std::vector<ConsumedMessage> ConsumeTopicUntil(const std::string& bootstrap,
+                                               const std::string& topic, size_t want,
+                                               std::chrono::milliseconds wait,
+                                               const std::function<bool()>& stop,
+                                               std::atomic<bool>* ready) {
   char err[512];
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
   rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), err, sizeof(err));
   rd_kafka_conf_set(conf, "group.id", "msgx-test", err, sizeof(err));
   rd_kafka_conf_set(conf, "isolation.level", "read_committed", err, sizeof(err));
   rd_kafka_conf_set(conf, "enable.auto.commit", "false", err, sizeof(err));
+  // A reset must never skip forward silently: start again from the oldest.
+  rd_kafka_conf_set(conf, "auto.offset.reset", "earliest", err, sizeof(err));
+  rd_kafka_conf_set(conf, "enable.partition.eof", "true", err, sizeof(err));
   rd_kafka_t* c = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err));
   EXPECT_NE(c, nullptr) << err;
   if (c == nullptr) return {};
@@ -44,7 +58,7 @@ std::vector<ConsumedMessage> ConsumeTopic(const std::string& bootstrap, const st
   rd_kafka_topic_partition_list_destroy(parts);
   std::vector<ConsumedMessage> out;
   const auto deadline = std::chrono::steady_clock::now() + wait;
-  while (out.size() < want && std::chrono::steady_clock::now() < deadline) {
+  while (out.size() < want && std::chrono::steady_clock::now() < deadline && !stop()) {
     rd_kafka_message_t* m = rd_kafka_consumer_poll(c, 100);
     if (m == nullptr) continue;
     if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
@@ -61,8 +75,16 @@ std::vector<ConsumedMessage> ConsumeTopic(const std::string& bootstrap, const st
         }
       }
       out.push_back(std::move(x));
+    } else if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF && ready != nullptr) {
+      *ready = true;
     }
     rd_kafka_message_destroy(m);
+  }
+  if (std::getenv("MSGX_TEST_KAFKA_DEBUG")) {
+    int64_t low = -1, high = -1;
+    rd_kafka_query_watermark_offsets(c, topic.c_str(), 0, &low, &high, 5000);
+    std::printf("topic %s: low %lld high %lld, read %zu\n", topic.c_str(),
+                static_cast<long long>(low), static_cast<long long>(high), out.size());
   }
   rd_kafka_consumer_close(c);
   rd_kafka_destroy(c);

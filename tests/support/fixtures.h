@@ -3,7 +3,9 @@
 // Thread-safety: none needed; each test thread calls them for itself.
 #pragma once
 
+#include <atomic>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -31,5 +33,17 @@ struct ConsumedMessage {
 // consumer until `want` messages have arrived or `wait` has passed.
 std::vector<ConsumedMessage> ConsumeTopic(const std::string& bootstrap, const std::string& topic,
                                           size_t want, std::chrono::milliseconds wait);
+
+// The same, also ending when `stop()` turns true (checked every 100 ms): a
+// consumer that runs beside the producer (MSGX_TEST_KAFKA_DEBUG=1 prints
+// the partition's watermarks at the end). librdkafka's mock cluster keeps
+// only the last ~5 MB of a partition, so a long stream must be read while it
+// is written. `ready` (may be null) turns true once the consumer has reached
+// the partition's end: start the producer after that.
+std::vector<ConsumedMessage> ConsumeTopicUntil(const std::string& bootstrap,
+                                               const std::string& topic, size_t want,
+                                               std::chrono::milliseconds wait,
+                                               const std::function<bool()>& stop,
+                                               std::atomic<bool>* ready);
 
 }  // namespace msgx::testing

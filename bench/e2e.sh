@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# End-to-end throughput of `msgx run` (issue 5): from rows in the mailbox to
+# outcomes, events and ref_master committed in PostgreSQL, state in RocksDB
+# (fsync on) and flights in Redis. Two modes in the same run, on the same
+# services and the same input:
+#   batched   the default pipeline (pipeline.batch-max 1000);
+#   baseline  pipeline.batch-max 1: one fold batch, one synced RocksDB write,
+#             one PostgreSQL transaction and one Redis call per message, the
+#             way the systems msgx replaces worked.
+# Kafka dispatch is off here (measured by bench/dispatch_latency.sh).
+#
+# Usage: bash bench/e2e.sh [ROWS] [BASELINE_ROWS]    (defaults 100000 and 5000)
+# Needs a built msgx (scripts/build.sh) and starts its own dev services in
+# MSGX_DEV_DIR (default /var/tmp/msgx-bench), stopped and purged at the end.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROWS=${1:-100000}
+BASE_ROWS=${2:-5000}
+MSGX=$PWD/${MSGX_BUILD_DIR:-build}/app/msgx
+export MSGX_DEV_DIR=${MSGX_DEV_DIR:-/var/tmp/msgx-bench}
+WORK=$MSGX_DEV_DIR/bench
+"$MSGX" dev up >/dev/null
+trap '"$MSGX" dev down --purge >/dev/null 2>&1 || true' EXIT
+eval "$("$MSGX" dev env)"
+"$MSGX" migrate >/dev/null
+unset MSGX_KAFKA_BOOTSTRAP_SERVERS
+mkdir -p "$WORK"
+psql_own() { psql "$MSGX_POSTGRES_URL" -XAtq -c "$1"; }
+psql_box() { psql "$MSGX_MAILBOX_URL" -XAtq -c "$1"; }
+
+# One input for both modes: the corpus, then generated FLOP/AIRL/COUL/STTS
+# rows with fresh SEQNs, kept in a table and copied in per run.
+prepare_input() {
+  psql_box "TRUNCATE cminmsgs"
+  "$MSGX" dev load >/dev/null
+  psql_box "DROP TABLE IF EXISTS bench_input;
+    CREATE TABLE bench_input AS SELECT cminmsgs_clob_msg AS xml, cminmsgs_subsystem_type AS type,
+      cminmsgs_subsystem_subtype AS styp FROM cminmsgs ORDER BY cminmsgs_id;"
+}
+
+run_mode() {  # name batch_max rows
+  local name=$1 batch=$2 rows=$3
+  psql_box "TRUNCATE cminmsgs RESTART IDENTITY;
+    INSERT INTO cminmsgs (cminmsgs_clob_msg, cminmsgs_date_received, cminmsgs_status)
+      SELECT xml, now(), 'VALID' FROM bench_input;
+    CREATE TEMP TABLE tpl AS SELECT row_number() OVER () - 1 AS id, xml FROM bench_input
+      WHERE type IN ('FLOP','AIRL','COUL','STTS') AND styp <> 'FDEL';
+    INSERT INTO cminmsgs (cminmsgs_clob_msg, cminmsgs_date_received, cminmsgs_status)
+      SELECT regexp_replace(regexp_replace(t.xml, '<SEQN>[0-9]+</SEQN>',
+               '<SEQN>' || (200000 + g) || '</SEQN>'),
+               '<(STND|RENO|RUNW|REMC|TRML)>([^<]+)</', '<\\1>\\2' || ((g / (SELECT count(*) FROM tpl)) % 5) || '</'),
+             now(), 'VALID'
+      FROM generate_series(1, $rows) g JOIN tpl t ON t.id = g % (SELECT count(*) FROM tpl);"
+  local total
+  total=$(psql_box "SELECT count(*) FROM cminmsgs")
+  psql_own "TRUNCATE proc_state, msg_event, ref_master, flight_hst, fold_batch, pipeline, msgx_command"
+  redis-cli -u "$MSGX_REDIS_URL" FLUSHALL >/dev/null
+  rm -rf "$WORK/state"
+  local start end
+  start=$(date +%s.%N)
+  MSGX_STATE_DIR=$WORK/state MSGX_PIPELINE_BATCH_MAX=$batch MSGX_PIPELINE_POLL_INTERVAL=20ms \
+    MSGX_LOG_LEVEL=warn MSGX_HTTP_LISTEN=127.0.0.1:0 "$MSGX" run 2>"$WORK/$name.log" &
+  local pid=$!
+  while :; do
+    local done_rows applied mirror
+    done_rows=$(psql_own "SELECT count(*) FROM proc_state")
+    applied=$(psql_own "SELECT coalesce(max(applied_offset), -1) FROM pipeline")
+    mirror=$(redis-cli -u "$MSGX_REDIS_URL" HGET msgx:mirror offset)
+    if [[ $done_rows == "$total" && $mirror == "$applied" ]]; then break; fi
+    sleep 0.1
+  done
+  end=$(date +%s.%N)
+  kill -TERM $pid
+  wait $pid || true
+  local events
+  events=$(psql_own "SELECT count(*) FROM msg_event")
+  awk -v n="$name" -v r="$total" -v e="$events" -v s="$start" -v t="$end" 'BEGIN {
+    d = t - s; printf "%-9s %8d msgs %8d events %8.2f s %10.0f msg/s\n", n, r, e, d, r / d }'
+}
+
+prepare_input
+echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB, $(date -u +%FT%TZ)"
+run_mode batched 1000 "$ROWS" | tee "$WORK/result.txt"
+run_mode baseline 1 "$BASE_ROWS" | tee -a "$WORK/result.txt"
+awk '{ r[$1] = $(NF-1) } END { printf "ratio batched/baseline: %.1fx\n", r["batched"] / r["baseline"] }' \
+  "$WORK/result.txt"

@@ -1,0 +1,40 @@
+// PipelineCheck: after a `msgx run` has stopped, checks that every store
+// outside RocksDB says exactly what the log says (issue 5 "Happy path" and
+// "Crash points"):
+//   - proc_state has one row per mailbox row, equal to the state store's
+//     outcome (state, class, error, prev_error, deciding offset);
+//   - msg_event holds exactly the events of an independent re-fold of the
+//     log (event_key, target, key, type, version, payload bytes): none
+//     missing, none extra; event_id order follows log order per target;
+//   - ref_master equals the reference rows of that re-fold, last write wins;
+//   - pipeline.applied_offset and fold_batch's last digest match the state;
+//   - Redis flightInfo equals the state's flights and msgx:mirror's offset
+//     the state's applied offset (skipped when redis_url is empty).
+// Returns the problems found, empty when consistent; each names the key.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace msgx::testing {
+
+struct PipelineCheckInput {
+  std::string state_dir;    // of the stopped msgx
+  std::string mailbox_url;  // cminmsgs
+  std::string own_url;      // msgx's database
+  std::string redis_url;    // "" to skip Redis
+  std::string timezone = "Asia/Shanghai";
+};
+
+struct PipelineCheckResult {
+  std::vector<std::string> problems;
+  std::int64_t mailbox_rows = 0;
+  std::int64_t outcomes = 0;
+  std::int64_t events = 0;
+  std::int64_t applied_offset = -1;
+};
+
+PipelineCheckResult CheckPipeline(const PipelineCheckInput& in);
+
+}  // namespace msgx::testing
