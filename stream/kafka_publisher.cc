@@ -281,6 +281,9 @@ PublishResult KafkaPublisher::Publish(std::span<const OutgoingMessage> batch) {
   if (abortable) abort_txn();
   for (size_t i = 0; i < delivery.size(); ++i) {
     if (delivery[i] > 0 && IsPermanentKafkaError(delivery[i])) {
+      // The idempotent producer skipped the failed sequence numbers; its
+      // next transaction would fail OUT_OF_ORDER_SEQUENCE. Start clean.
+      needs_rebuild_ = true;
       result.permanent_index = i;
       result.permanent_error =
           std::string(rd_kafka_err2name(static_cast<rd_kafka_resp_err_t>(delivery[i]))) + ": " +

@@ -8,6 +8,7 @@
 #include <librdkafka/rdkafka_mock.h>
 
 #include <atomic>
+#include <map>
 #include <set>
 
 #include "stream/event_replay.h"
@@ -245,6 +246,89 @@ TEST_F(DispatcherTest, PermanentErrorChargesOnlyTheCulpritThenDlqAndReplay) {
   EXPECT_EQ(got[1].value, "{\"v\":3}");
   EXPECT_EQ(got[2].headers.at("msgx-replay"), "1");
   EXPECT_EQ(got[2].headers.at("msgx-event-id"), "KAFKA:msg:2:0");
+}
+
+// Kafka's ApiKey of a Produce request (rdkafka_proto.h is not installed).
+constexpr int16_t kProduceApiKey = 0;
+
+// The same with the broker's own answer: a permanent produce error injected
+// with rd_kafka_mock_push_request_errors. The whole request fails; the
+// dispatcher resends one at a time, so only the event the broker keeps
+// refusing is charged, up to max-attempts and the DLQ; the events behind it
+// keep their order.
+TEST_F(DispatcherTest, BrokerInjectedPermanentErrorDeadsOnlyTheCulprit) {
+  for (int v = 1; v <= 4; ++v)
+    InsertEvent("KAFKA:msg", v % 2 ? "F1" : "F2", v, "{\"v\":" + std::to_string(v) + "}");
+  // linger.ms: the four events leave in one Produce request.
+  auto pub = MakePublisher({{"linger.ms", "200"}});
+  // Enough refusals for max_attempts (3) attempts. Each attempt used two
+  // injected errors in our runs (librdkafka 2.0 against its mock), so six;
+  // a seventh would be charged to event 2 and fail the test.
+  rd_kafka_mock_push_request_errors(
+      kafka_->cluster(), kProduceApiKey, 6, RD_KAFKA_RESP_ERR_INVALID_RECORD,
+      RD_KAFKA_RESP_ERR_INVALID_RECORD, RD_KAFKA_RESP_ERR_INVALID_RECORD,
+      RD_KAFKA_RESP_ERR_INVALID_RECORD, RD_KAFKA_RESP_ERR_INVALID_RECORD,
+      RD_KAFKA_RESP_ERR_INVALID_RECORD);
+  Dispatcher d(
+      session_.get(), pub.get(), [] { return Result<std::int64_t>(100); }, &clock_,
+      Options("KAFKA:msg", "t.msg"));
+  for (int i = 0; i < 12 && d.dead_total() == 0; ++i) {
+    auto s = d.Step();
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    if (s->kind == DispatchStep::Kind::kWaitingHead) clock_.Advance(std::chrono::minutes(2));
+    ASSERT_NE(s->kind, DispatchStep::Kind::kStalled) << s->error;
+  }
+  EXPECT_EQ(d.dead_total(), 1);
+  EXPECT_EQ(Query("SELECT string_agg(state || '/' || attempts, ',' ORDER BY event_id) FROM "
+                  "msg_event"),
+            "DEAD/3,PENDING/0,PENDING/0,PENDING/0");
+  Drain(d);
+  EXPECT_EQ(Query("SELECT string_agg(state, ',' ORDER BY event_id) FROM msg_event"),
+            "DEAD,SENT,SENT,SENT");
+  ASSERT_EQ(*ReplayDeadEvents(session_.get(), {1}, clock_.NowMicros()), 1);
+  Drain(d);
+  auto got = testing::ConsumeTopic(kafka_->Bootstrap(), "t.msg", 4, seconds(10));
+  ASSERT_EQ(got.size(), 4u);
+  EXPECT_EQ(got[0].value, "{\"v\":2}");
+  EXPECT_EQ(got[1].value, "{\"v\":3}");
+  EXPECT_EQ(got[2].value, "{\"v\":4}");
+  EXPECT_EQ(got[3].value, "{\"v\":1}");
+  EXPECT_EQ(got[3].headers.at("msgx-replay"), "1");
+}
+
+// Transient errors in the middle of a stream (not enough replicas, leader
+// moving) are outages: nothing is charged and no key is reordered.
+TEST_F(DispatcherTest, TransientErrorsMidStreamKeepPerKeyOrder) {
+  for (int v = 1; v <= 30; ++v)
+    InsertEvent("KAFKA:msg", "F" + std::to_string(v % 3), v, "{\"v\":" + std::to_string(v) + "}");
+  auto pub = MakePublisher();
+  DispatcherOptions o = Options("KAFKA:msg", "t.msg");
+  o.claim_limit = 7;
+  Dispatcher d(
+      session_.get(), pub.get(), [] { return Result<std::int64_t>(100); }, &clock_, o);
+  ASSERT_EQ(Drain(d, 1).at(0).kind, DispatchStep::Kind::kSent);  // the first 7
+  rd_kafka_mock_push_request_errors(
+      kafka_->cluster(), kProduceApiKey, 3, RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS,
+      RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION, RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT);
+  for (int i = 0; i < 40 && Query("SELECT count(*) FROM msg_event WHERE state = 'SENT'") != "30";
+       ++i) {
+    auto s = d.Step();
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+  }
+  EXPECT_EQ(Query("SELECT count(*) FROM msg_event WHERE state = 'SENT'"), "30");
+  // attempts counts sends: 1 each, nothing charged.
+  EXPECT_EQ(Query("SELECT count(*) FROM msg_event WHERE attempts <> 1 OR error_class IS NOT NULL"),
+            "0");
+  auto got = testing::ConsumeTopic(kafka_->Bootstrap(), "t.msg", 30, seconds(10));
+  std::map<std::string, int> last;
+  std::set<std::string> ids;
+  for (const auto& m : got) {
+    const int v = std::stoi(m.value.substr(5));
+    EXPECT_GT(v, last[m.key]) << m.key;
+    last[m.key] = v;
+    ids.insert(m.headers.at("msgx-event-id"));
+  }
+  EXPECT_EQ(ids.size(), 30u);
 }
 
 TEST_F(DispatcherTest, ScheduleBatchKeepsLatestPerFlidAndWaitsForThePeriod) {
