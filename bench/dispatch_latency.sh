@@ -64,21 +64,22 @@ wait_settled
 echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB, $(date -u +%FT%TZ)," \
   "load average $(cut -d' ' -f1-3 /proc/loadavg), poll interval $POLL"
 # Where the time goes, from msgx's own wall-clock stamps of the rows above
-# mailbox id $1 (medians, ms): received_at (the mailbox's date_received, the
-# INSERT's transaction start) -> enqueued_at (appended to the log by capture)
-# -> updated_at (decided by the fold) -> sent_at (Kafka transaction committed,
-# before the SENT UPDATE).
+# mailbox id $1 (ms): received_at (the mailbox's date_received, i.e. the
+# INSERT transaction's now()) -> enqueued_at (appended to the log by capture)
+# -> sent_at (Kafka transaction committed). The fold stamps its decision with
+# the record's append time (it is deterministic), so fold, applier, mirror and
+# dispatcher share the second span.
 stages() {
-  psql_own "SELECT 'stages ms (p50)  capture ' || round(percentile_cont(0.5) WITHIN GROUP
-      (ORDER BY extract(epoch FROM p.enqueued_at - p.received_at))::numeric * 1000, 1)
-    || '  fold ' || round(percentile_cont(0.5) WITHIN GROUP
-      (ORDER BY extract(epoch FROM p.updated_at - p.enqueued_at))::numeric * 1000, 1)
-    || '  apply+mirror+dispatch ' || round(percentile_cont(0.5) WITHIN GROUP
-      (ORDER BY extract(epoch FROM e.sent_at - p.updated_at))::numeric * 1000, 1)
-    || '  (p99 of the last: ' || round(percentile_cont(0.99) WITHIN GROUP
-      (ORDER BY extract(epoch FROM e.sent_at - p.updated_at))::numeric * 1000, 1) || ')'
+  psql_own "WITH s AS (SELECT extract(epoch FROM p.enqueued_at - p.received_at) * 1000 AS cap,
+      extract(epoch FROM e.sent_at - p.enqueued_at) * 1000 AS out
     FROM proc_state p JOIN msg_event e ON e.source_msg_id = p.msg_id AND e.target = 'KAFKA:msg'
-    WHERE p.msg_id > $1"
+    WHERE p.msg_id > $1)
+  SELECT format('stages ms         insert->log p50 %s p99 %s;  log->Kafka commit p50 %s p90 %s p99 %s',
+    round(percentile_cont(0.5) WITHIN GROUP (ORDER BY cap)::numeric, 1),
+    round(percentile_cont(0.99) WITHIN GROUP (ORDER BY cap)::numeric, 1),
+    round(percentile_cont(0.5) WITHIN GROUP (ORDER BY out)::numeric, 1),
+    round(percentile_cont(0.9) WITHIN GROUP (ORDER BY out)::numeric, 1),
+    round(percentile_cont(0.99) WITHIN GROUP (ORDER BY out)::numeric, 1)) FROM s"
 }
 run_tool() {  # label, then tool arguments
   local label=$1
@@ -89,7 +90,7 @@ run_tool() {  # label, then tool arguments
   "$TOOL" --postgres-url "$MSGX_POSTGRES_URL" "$@" || rc=$?
   ((rc <= 1)) || exit "$rc"
   wait_settled
-  echo "$(stages "$before")"
+  stages "$before"
   echo "   events: $(psql_own "SELECT count(*) FROM msg_event WHERE target = 'KAFKA:msg'") KAFKA:msg," \
     "$(psql_own "SELECT count(*) FROM proc_state WHERE state <> 'SUCCEEDED'") outcomes not SUCCEEDED"
 }
