@@ -37,6 +37,7 @@
 #include <atomic>
 #include <chrono>
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -126,7 +127,7 @@ std::string MakeMessage(const Templates& t, std::int64_t seqn) {
 }
 
 // The consumer side: first receive time per mailbox id above `min_id`.
-// Start() and Run() on one thread; received() from any.
+// Start() and Run() on one thread; Received() from any.
 class AckConsumer {
  public:
   explicit AckConsumer(const Options& o, std::int64_t min_id) : o_(o), min_id_(min_id) {}
@@ -221,16 +222,16 @@ class AckConsumer {
   }
 
   // Distinct ids seen so far; safe to call from any thread.
-  std::size_t received() const { return received_.load(); }
+  std::size_t Received() const { return received_.load(); }
   // The first receive per id. REQUIRES: Run() has returned.
-  const std::unordered_map<std::int64_t, Clock::time_point>& first() const { return first_; }
+  const std::unordered_map<std::int64_t, Clock::time_point>& First() const { return first_; }
   // Per id: wall-clock receive - the message's CreateTime (the producer's
   // clock at produce(), before the transaction commits), in ms.
   // REQUIRES: Run() has returned.
-  const std::unordered_map<std::int64_t, double>& kafka_ms() const { return kafka_ms_; }
-  std::int64_t messages() const { return messages_; }
-  std::int64_t duplicates() const { return duplicates_; }
-  std::int64_t errors() const { return errors_; }
+  const std::unordered_map<std::int64_t, double>& KafkaMs() const { return kafka_ms_; }
+  std::int64_t Messages() const { return messages_; }
+  std::int64_t Duplicates() const { return duplicates_; }
+  std::int64_t Errors() const { return errors_; }
 
  private:
   void Record(rd_kafka_message_t* m, Clock::time_point now) {
@@ -325,7 +326,7 @@ double Ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(
 
 double Percentile(const std::vector<double>& sorted, double p) {
   if (sorted.empty()) return 0;
-  const auto k = static_cast<std::size_t>(p * static_cast<double>(sorted.size() - 1) + 0.5);
+  const auto k = static_cast<std::size_t>(std::lround(p * static_cast<double>(sorted.size() - 1)));
   return sorted[std::min(k, sorted.size() - 1)];
 }
 
@@ -374,7 +375,7 @@ int Run(const Options& o) {
   }
   const auto inserted_at = Clock::now();
   // The reader stops by itself once all are in; the deadline caps the wait.
-  while (consumer.received() < static_cast<std::size_t>(total) &&
+  while (consumer.Received() < static_cast<std::size_t>(total) &&
          Clock::now() < inserted_at + std::chrono::seconds(o.timeout_s)) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
@@ -392,10 +393,10 @@ int Run(const Options& o) {
     ++measured;
     first_insert = std::min(first_insert, r.at);
     last_insert = std::max(last_insert, r.at);
-    auto it = consumer.first().find(r.id);
-    if (it == consumer.first().end()) continue;
+    auto it = consumer.First().find(r.id);
+    if (it == consumer.First().end()) continue;
     lat.push_back(Ms(it->second - r.at));
-    if (auto k = consumer.kafka_ms().find(r.id); k != consumer.kafka_ms().end()) {
+    if (auto k = consumer.KafkaMs().find(r.id); k != consumer.KafkaMs().end()) {
       kafka.push_back(k->second);
     }
     last_recv = std::max(last_recv, it->second);
@@ -415,7 +416,7 @@ int Run(const Options& o) {
               insert_s > 0 ? static_cast<double>(ins.size()) / insert_s : 0.0, insert_s);
   std::printf("received         %zu of %d measured (%" PRId64 " Kafka messages, %" PRId64
               " duplicate ids, %" PRId64 " consumer errors)\n",
-              lat.size(), measured, consumer.messages(), consumer.duplicates(), consumer.errors());
+              lat.size(), measured, consumer.Messages(), consumer.Duplicates(), consumer.Errors());
   std::printf(
       "throughput       %.0f events/s over %.2f s (first measured insert to last receive)\n",
       span_s > 0 ? static_cast<double>(lat.size()) / span_s : 0.0, span_s);
@@ -428,9 +429,7 @@ int Run(const Options& o) {
   return static_cast<int>(lat.size()) == measured ? 0 : 1;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int Main(int argc, char** argv) {
   Options o;
   o.mailbox_url = Env("MSGX_MAILBOX_URL");
   o.bootstrap = Env("MSGX_KAFKA_BOOTSTRAP_SERVERS");
@@ -460,4 +459,17 @@ int main(int argc, char** argv) {
     return 2;
   }
   return Run(o);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return Main(argc, argv);
+  } catch (const std::exception& e) {  // a library's, e.g. a lost connection
+    std::fprintf(stderr, "msgx_latency_bench: %s\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "msgx_latency_bench: unknown exception\n");
+  }
+  return 2;
 }
