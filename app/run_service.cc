@@ -67,6 +67,11 @@ bool HasQuarantine(const std::vector<FoldInput>& batch) {
 int RunService(const Config& config) {
   auto lg = Logger("run");
   Stopper stopper;
+  // The fold's own wake-up: capture and intake notify it when they append.
+  // (On the shared stopper, a notifier waiting on it could consume its own
+  // notification and leave the fold asleep for a whole poll interval.)
+  Stopper fold_wake;
+  stopper.Link(&fold_wake);
   StopOnTerminationSignals(&stopper);
 
   std::error_code ec;
@@ -207,7 +212,7 @@ int RunService(const Config& config) {
           [&]() -> Result<bool> {
             auto out = capture->Poll();
             if (!out.ok()) return out.status();
-            if (out->appended + out->late > 0) stopper.Notify();
+            if (out->appended + out->late > 0) fold_wake.Notify();
             if (out->late > 0) c_late->Add(out->late);
             g_watermark->Set(static_cast<double>(capture->progress().watermark));
             return out->more;
@@ -231,7 +236,7 @@ int RunService(const Config& config) {
           [&]() -> Result<bool> {
             auto out = intake->Poll();
             if (!out.ok()) return out.status();
-            if (out->appended > 0) stopper.Notify();
+            if (out->appended > 0) fold_wake.Notify();
             return out->more;
           },
           o, &stopper, &intake_health);
@@ -343,7 +348,7 @@ int RunService(const Config& config) {
   HeadRetry head_retry(config.pipeline, SystemClock::Default(), config.state_dir + "/seed-head");
   auto wait_for_head = [&](std::int64_t offset) {
     while (!stopper.stopped() && !head_retry.Due(offset)) {
-      stopper.WaitFor(std::chrono::milliseconds(200));
+      fold_wake.WaitFor(std::chrono::milliseconds(200));
     }
   };
   int failures = 0;
@@ -368,7 +373,7 @@ int RunService(const Config& config) {
       fold_health.stalled = true;
       ++failures;
       lg->warn("fold stalled: {}", s.ToString());
-      stopper.WaitFor(
+      fold_wake.WaitFor(
           std::min(std::chrono::milliseconds(1000) * failures, std::chrono::milliseconds(30'000)));
       continue;
     }
@@ -409,7 +414,7 @@ int RunService(const Config& config) {
     applied_seen = fold.applied_offset();
     g_applied->Set(static_cast<double>(fold.applied_offset()));
     g_captured->Set(static_cast<double>(log_store->next_offset()));
-    if (batch.size() < batch_max) stopper.WaitFor(config.pipeline.poll_interval);
+    if (batch.size() < batch_max) fold_wake.WaitFor(config.pipeline.poll_interval);
   }
 
   stopper.Stop();

@@ -8,11 +8,23 @@
 namespace msgx {
 
 void Stopper::Stop() {
+  std::vector<Stopper*> children;
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopped_.store(true, std::memory_order_release);
+    children = children_;
   }
   cv_.notify_all();
+  for (Stopper* c : children) c->Stop();
+}
+
+void Stopper::Link(Stopper* child) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    children_.push_back(child);
+    if (!stopped()) return;
+  }
+  child->Stop();
 }
 
 void Stopper::Notify() {

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <vector>
 
 namespace msgx {
 
@@ -24,6 +25,12 @@ class Stopper {
   // Wakes waiters without stopping (e.g. "new records in the log").
   void Notify();
 
+  // `child` is stopped whenever this one is (now, if already stopped). A
+  // loop that must wake on its own notifications, not every loop's, waits
+  // on a child: Notify() wakes only the waiters of one Stopper, and the
+  // first of them to wake consumes it. REQUIRES: child outlives this.
+  void Link(Stopper* child);
+
   // Waits until `d` has passed, Notify() or Stop() is called. Returns false
   // once stopped. A Notify() that came since the last wait returns at once.
   bool WaitFor(std::chrono::milliseconds d);
@@ -32,7 +39,8 @@ class Stopper {
   std::atomic<bool> stopped_{false};
   std::mutex mu_;
   std::condition_variable cv_;
-  bool notified_ = false;  // guarded by mu_
+  bool notified_ = false;           // guarded by mu_
+  std::vector<Stopper*> children_;  // guarded by mu_
 };
 
 // Blocks SIGTERM, SIGINT and SIGHUP in the calling thread (so in every thread

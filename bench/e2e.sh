@@ -58,7 +58,7 @@ run_mode() {  # name batch_max rows
   rm -rf "$WORK/state"
   local start end
   start=$(date +%s.%N)
-  MSGX_STATE_DIR=$WORK/state MSGX_PIPELINE_BATCH_MAX=$batch MSGX_PIPELINE_POLL_INTERVAL=20ms \
+  MSGX_STATE_DIR=$WORK/state MSGX_PIPELINE_BATCH_MAX=$batch MSGX_PIPELINE_POLL_INTERVAL=50ms \
     MSGX_LOG_LEVEL=warn MSGX_HTTP_LISTEN=127.0.0.1:0 "$MSGX" run 2>"$WORK/$name.log" &
   local pid=$!
   while :; do

@@ -50,13 +50,29 @@ echo "Kafka ($MSGX_KAFKA_BOOTSTRAP_SERVERS):"
 kcat -L -b "$MSGX_KAFKA_BOOTSTRAP_SERVERS" -m 10
 echo "Redis ($MSGX_REDIS_URL): $(redis-cli -u "$MSGX_REDIS_URL" PING)"
 
-if "$MSGX" --help 2>/dev/null | grep -qE '^[[:space:]]+run([[:space:]]|$)'; then
-  step "run msgx (Ctrl-C or SIGTERM drains and stops it)"
-  exec "$MSGX" run
-fi
-cat <<MSG
+step "run msgx (in the background while we look; then in the foreground)"
+"$MSGX" run &
+MSGX_PID=$!
+trap 'kill -TERM $MSGX_PID 2>/dev/null; wait $MSGX_PID' INT TERM
+rows=$(psql "$MSGX_MAILBOX_URL" -XAt -c "SELECT count(*) FROM cminmsgs")
+for _ in $(seq 1 240); do
+  done_rows=$(psql "$MSGX_POSTGRES_URL" -XAt -c "SELECT count(*) FROM proc_state" 2>/dev/null || echo 0)
+  unsent=$(psql "$MSGX_POSTGRES_URL" -XAt -c "SELECT count(*) FROM msg_event WHERE state <> 'SENT'" 2>/dev/null || echo 1)
+  [[ $done_rows == "$rows" && $unsent == 0 ]] && break
+  sleep 0.5
+done
 
-msgx run is not in this build yet; the services stay up for you:
-  eval "\$(MSGX_DEV_DIR=$MSGX_DEV_DIR $MSGX dev env)"   # in your shell
-  MSGX_DEV_DIR=$MSGX_DEV_DIR $MSGX dev down              # stop them (--purge: and the data)
-MSG
+step "outcomes (proc_state): one row per mailbox row"
+psql "$MSGX_POSTGRES_URL" -X -c "SELECT state, error_class, count(*) FROM proc_state GROUP BY 1, 2 ORDER BY 1, 2"
+step "events (msg_event, the outbox) per target"
+psql "$MSGX_POSTGRES_URL" -X -c "SELECT target, state, count(*) FROM msg_event GROUP BY 1, 2 ORDER BY 1, 2"
+step "flights in Redis (hash flightInfo)"
+echo "flights: $(redis-cli -u "$MSGX_REDIS_URL" HLEN flightInfo), mirror: $(redis-cli -u "$MSGX_REDIS_URL" HGETALL msgx:mirror | paste -sd' ')"
+step "flight events in Kafka (kcat -C -b $MSGX_KAFKA_BOOTSTRAP_SERVERS -t msgx.flight.events)"
+kcat -C -b "$MSGX_KAFKA_BOOTSTRAP_SERVERS" -t msgx.flight.events -X isolation.level=read_committed \
+  -o beginning -e -q -f '%k %h\n' | head -n 5
+echo "… $(kcat -C -b "$MSGX_KAFKA_BOOTSTRAP_SERVERS" -t msgx.flight.events -o beginning -e -q | wc -l) events"
+
+step "msgx run keeps running (Ctrl-C or SIGTERM drains and stops it)"
+"$MSGX" status
+wait $MSGX_PID

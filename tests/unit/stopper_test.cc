@@ -26,5 +26,17 @@ TEST(StopperTest, NotifyBeforeTheWaitIsNotLost) {
   EXPECT_FALSE(s.stopped());
 }
 
+TEST(StopperTest, StopReachesLinkedChildrenButNotifyDoesNot) {
+  Stopper parent, child, late;
+  parent.Link(&child);
+  parent.Notify();
+  EXPECT_FALSE(child.stopped());
+  std::thread t([&parent] { parent.Stop(); });
+  EXPECT_FALSE(child.WaitFor(milliseconds(3'600'000)));  // woken by the parent's Stop
+  t.join();
+  parent.Link(&late);  // linked after the stop: stopped at once
+  EXPECT_TRUE(late.stopped());
+}
+
 }  // namespace
 }  // namespace msgx
