@@ -40,12 +40,6 @@ Status D3Violation(const std::string& key, const std::string& value, const char*
                         want + "; SPEC §6)");
 }
 
-// The dr_msg_cb: stores each message's delivery error where its opaque
-// points (an int slot of the current batch).
-void OnDelivery(rd_kafka_t* /*rk*/, const rd_kafka_message_t* m, void* /*opaque*/) {
-  if (m->_private != nullptr) *static_cast<int*>(m->_private) = static_cast<int>(m->err);
-}
-
 // librdkafka's own log lines go through msgx's JSON logger (syslog levels).
 void OnLog(const rd_kafka_t* /*rk*/, int level, const char* fac, const char* buf) {
   auto lg = Logger("kafka");
@@ -164,7 +158,8 @@ Status KafkaPublisher::Build() {
       return s;
     }
   }
-  rd_kafka_conf_set_dr_msg_cb(conf, OnDelivery);
+  rd_kafka_conf_set_opaque(conf, this);
+  rd_kafka_conf_set_dr_msg_cb(conf, &KafkaPublisher::OnDelivery);
   rd_kafka_conf_set_log_cb(conf, OnLog);
   rk_ = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err.data(), err.size());
   if (rk_ == nullptr) {
@@ -173,6 +168,14 @@ Status KafkaPublisher::Build() {
   }
   needs_rebuild_ = false;
   return Status::Ok();
+}
+
+void KafkaPublisher::OnDelivery(rd_kafka_t* /*rk*/, const rd_kafka_message_t* m, void* opaque) {
+  auto* self = static_cast<KafkaPublisher*>(opaque);
+  const auto n = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(m->_private));
+  if (n >= self->delivery_base_ && n - self->delivery_base_ < self->delivery_.size()) {
+    self->delivery_[n - self->delivery_base_] = static_cast<int>(m->err);
+  }
 }
 
 std::string KafkaPublisher::EffectiveProperty(const std::string& name) const {
@@ -216,7 +219,12 @@ PublishResult KafkaPublisher::Publish(std::span<const OutgoingMessage> batch) {
     return outage(failed(e, "begin_transaction"));
   }
 
-  std::vector<int> delivery(batch.size(), -1);
+  // Messages are numbered; a report for a message of an earlier batch (a
+  // commit that timed out leaves messages inside librdkafka) is ignored.
+  delivery_base_ = next_message_;
+  next_message_ += batch.size();
+  delivery_.assign(batch.size(), -1);
+  const std::vector<int>& delivery = delivery_;
   auto abort_txn = [&] {
     if (rd_kafka_error_t* e = rd_kafka_abort_transaction(rk_, timeout_ms)) {
       Logger("dispatch")->warn("kafka abort_transaction: {}", ErrorText(e));
@@ -238,7 +246,7 @@ PublishResult KafkaPublisher::Publish(std::span<const OutgoingMessage> batch) {
     vus[3].vtype = RD_KAFKA_VTYPE_MSGFLAGS;
     vus[3].u.i = RD_KAFKA_MSG_F_COPY;
     vus[4].vtype = RD_KAFKA_VTYPE_OPAQUE;
-    vus[4].u.ptr = &delivery[i];
+    vus[4].u.ptr = reinterpret_cast<void*>(static_cast<std::uintptr_t>(delivery_base_ + i));
     for (size_t h = 0; h < m.headers.size(); ++h) {
       rd_kafka_vu_t& vu = vus[5 + h];
       vu.vtype = RD_KAFKA_VTYPE_HEADER;

@@ -14,15 +14,18 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "base/config.h"
 #include "base/result.h"
 #include "stream/publisher.h"
 
 struct rd_kafka_s;
+struct rd_kafka_message_s;
 
 namespace msgx {
 
@@ -41,6 +44,8 @@ class KafkaPublisher final : public Publisher {
   // initialised on the first Publish, so an unreachable broker is an outage
   // there, not a start-up failure).
   static Result<std::unique_ptr<KafkaPublisher>> Create(KafkaPublisherOptions options);
+  KafkaPublisher(const KafkaPublisher&) = delete;  // librdkafka holds `this`
+  KafkaPublisher& operator=(const KafkaPublisher&) = delete;
   ~KafkaPublisher() override;
 
   PublishResult Publish(std::span<const OutgoingMessage> batch) override;
@@ -53,8 +58,15 @@ class KafkaPublisher final : public Publisher {
   Status Build();
   void Destroy();
 
+  // The delivery-report callback (rd_kafka_conf opaque = this): records the
+  // error of a message of the current batch, by its number.
+  static void OnDelivery(rd_kafka_s* rk, const rd_kafka_message_s* m, void* opaque);
+
   KafkaPublisherOptions options_;
   rd_kafka_s* rk_ = nullptr;
+  std::uint64_t next_message_ = 1;   // numbers messages across batches
+  std::uint64_t delivery_base_ = 0;  // number of the current batch's first
+  std::vector<int> delivery_;        // its delivery errors (-1: no report)
   bool txn_ready_ = false;
   bool needs_rebuild_ = false;
 };

@@ -339,6 +339,15 @@ TEST_F(PipelineTest, HappyPathCorpusAndGeneratedStreamReachEveryStore) {
 // last, clean start everything is exactly once everywhere.
 TEST_F(PipelineTest, CrashPointsAndKillsLoseNothingAndDuplicateNothing) {
   std::int64_t rows = LoadMailbox(2'000);
+  // One replayable DEAD message (UNSUPPORTED), replayed mid-way below.
+  const std::string unsupported = pg_->Psql(
+      "aodb",
+      "INSERT INTO cminmsgs (cminmsgs_clob_msg, cminmsgs_date_received, cminmsgs_status) "
+      "SELECT replace(cminmsgs_clob_msg, '<TYPE>FLOP</TYPE>', '<TYPE>ZZZZ</TYPE>'), now(), "
+      "'VALID' FROM cminmsgs WHERE cminmsgs_subsystem_subtype = 'STND' LIMIT 1 "
+      "RETURNING cminmsgs_id");
+  const std::string dead_id = unsupported.substr(0, unsupported.find_first_of(" \n"));
+  ASSERT_FALSE(dead_id.empty());
   const std::vector<std::string> points = {
       "fold.committed:#4:kill",        // state committed; not mirrored, not applied
       "mirror.before_apply:#3:kill",   // mid-mirror: before the batch's Lua call
@@ -354,6 +363,13 @@ TEST_F(PipelineTest, CrashPointsAndKillsLoseNothingAndDuplicateNothing) {
     EXPECT_EQ(exit->code, -SIGKILL) << fp;
     AddGenerated(300, seqn += 1000);
   }
+  // The replay is queued in msgx_command and enters the log on a later start.
+  SpawnOptions replay;
+  replay.argv = {MSGX_BINARY, "replay", "--msg", dead_id};
+  replay.extra_env = Env();
+  auto queued = RunCommand(replay, "", seconds(60));
+  ASSERT_TRUE(queued.ok());
+  ASSERT_EQ(queued->status.code, 0) << queued->out << queued->err;
   // kill -9 at pseudo-random moments while rows arrive.
   std::uint32_t x = 12345;
   const int kills =
@@ -370,6 +386,11 @@ TEST_F(PipelineTest, CrashPointsAndKillsLoseNothingAndDuplicateNothing) {
   ASSERT_TRUE(WaitSettled(rows, seconds(180))) << Log();
   StopMsgx(pid);
   ExpectConsistent(rows);
+  // The replayed message's row holds the new decision (ExpectConsistent:
+  // equal to the state's, decided at the command's offset) and the old error.
+  EXPECT_EQ(OwnCount("SELECT count(*) FROM proc_state WHERE msg_id = " + dead_id +
+                     " AND state = 'DEAD' AND prev_error LIKE 'UNSUPPORTED:%'"),
+            1);
 
   SpawnOptions refold;
   refold.argv = {MSGX_BINARY, "refold", "--verify"};
