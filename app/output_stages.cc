@@ -47,7 +47,7 @@ StageHealth* OutputStages::AddHealth(const std::string& name) {
   return health_.back().get();
 }
 
-Result<std::unique_ptr<OutputStages>> OutputStages::Start(Deps deps) {
+Result<std::unique_ptr<OutputStages>> OutputStages::Start(const Deps& deps) {
   auto lg = Logger("run");
   std::unique_ptr<OutputStages> s(new OutputStages());
   s->deps_ = deps;

@@ -54,7 +54,7 @@ class OutputStages {
   // Builds the producers (kConfig when D3 is weakened, naming the key) and
   // starts the threads. Stages whose service is not configured
   // (redis.url / kafka.bootstrap-servers empty) are not started, and say so.
-  static Result<std::unique_ptr<OutputStages>> Start(Deps deps);
+  static Result<std::unique_ptr<OutputStages>> Start(const Deps& deps);
   ~OutputStages();
 
   // New batches were committed: wake the mirror and the applier.

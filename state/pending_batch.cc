@@ -9,7 +9,6 @@ namespace {
 
 namespace fp = ::msgx::fbpending;
 using flatbuffers::FlatBufferBuilder;
-using flatbuffers::Offset;
 
 std::string Str(const flatbuffers::String* s) { return s ? s->str() : std::string(); }
 

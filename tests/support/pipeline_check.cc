@@ -178,7 +178,12 @@ PipelineCheckResult CheckPipeline(const PipelineCheckInput& in) {
     }
     const std::string order_key = e.target + "|" + e.partition_key;
     auto& last = last_version[order_key];
-    if (e.state_version < last) problem("msg_event " + key + " is out of order for " + order_key);
+    if (e.state_version < last) {
+      std::string msg = "msg_event " + key;
+      msg += " is out of order for ";
+      msg += order_key;
+      problem(std::move(msg));
+    }
     last = e.state_version;
     want.erase(it);
   }
