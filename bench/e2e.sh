@@ -9,13 +9,23 @@
 #             way the systems msgx replaces worked.
 # Kafka dispatch is off here (measured by bench/dispatch_latency.sh).
 #
-# Usage: bash bench/e2e.sh [ROWS] [BASELINE_ROWS]    (defaults 100000 and 5000)
+# Usage: [STREAM=mixed|changes] bash bench/e2e.sh [ROWS] [BASELINE_ROWS]
+#        (defaults 100000 and 5000)
 # Needs a built msgx (scripts/build.sh) and starts its own dev services in
 # MSGX_DEV_DIR (default /var/tmp/msgx-bench), stopped and purged at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROWS=${1:-100000}
 BASE_ROWS=${2:-5000}
+# STREAM=mixed (default): the corpus's FLOP/AIRL/COUL/STTS messages, most of
+# them repeating a value (SUCCEEDED, no change, no event), as in the 1M run.
+# STREAM=changes: only FLOP STND/RENO/RUNW/REMC/TRML with the value cycled,
+# so nearly every message changes a flight and yields an event.
+case ${STREAM:-mixed} in
+  mixed) TEMPLATES="type IN ('FLOP','AIRL','COUL','STTS') AND styp <> 'FDEL'" ;;
+  changes) TEMPLATES="type = 'FLOP' AND styp IN ('STND','RENO','RUNW','REMC','TRML')" ;;
+  *) echo "STREAM must be mixed or changes" >&2; exit 2 ;;
+esac
 MSGX=$PWD/${MSGX_BUILD_DIR:-build}/app/msgx
 export MSGX_DEV_DIR=${MSGX_DEV_DIR:-/var/tmp/msgx-bench}
 WORK=$MSGX_DEV_DIR/bench
@@ -44,7 +54,7 @@ run_mode() {  # name batch_max rows
     INSERT INTO cminmsgs (cminmsgs_clob_msg, cminmsgs_date_received, cminmsgs_status)
       SELECT xml, now(), 'VALID' FROM bench_input;
     CREATE TEMP TABLE tpl AS SELECT row_number() OVER () - 1 AS id, xml FROM bench_input
-      WHERE type IN ('FLOP','AIRL','COUL','STTS') AND styp <> 'FDEL';
+      WHERE $TEMPLATES;
     INSERT INTO cminmsgs (cminmsgs_clob_msg, cminmsgs_date_received, cminmsgs_status)
       SELECT regexp_replace(regexp_replace(t.xml, '<SEQN>[0-9]+</SEQN>',
                '<SEQN>' || (200000 + g) || '</SEQN>'),
