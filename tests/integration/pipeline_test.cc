@@ -363,13 +363,18 @@ TEST_F(PipelineTest, CrashPointsAndKillsLoseNothingAndDuplicateNothing) {
     EXPECT_EQ(exit->code, -SIGKILL) << fp;
     AddGenerated(300, seqn += 1000);
   }
-  // The replay is queued in msgx_command and enters the log on a later start.
+  // The replay is issued once the message is DEAD (a replay is resolved
+  // against the outcome at its own offset), and msgx is killed right after.
+  const pid_t replaying = StartMsgx();
+  ASSERT_TRUE(WaitSettled(MailboxRows(), seconds(120))) << Log();
   SpawnOptions replay;
   replay.argv = {MSGX_BINARY, "replay", "--msg", dead_id};
   replay.extra_env = Env();
   auto queued = RunCommand(replay, "", seconds(60));
   ASSERT_TRUE(queued.ok());
   ASSERT_EQ(queued->status.code, 0) << queued->out << queued->err;
+  std::this_thread::sleep_for(milliseconds(300));
+  ASSERT_TRUE(StopProcess(replaying, SIGKILL, seconds(5)).ok());
   // kill -9 at pseudo-random moments while rows arrive.
   std::uint32_t x = 12345;
   const int kills =
