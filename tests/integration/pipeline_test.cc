@@ -396,6 +396,31 @@ TEST_F(PipelineTest, CrashPointsAndKillsLoseNothingAndDuplicateNothing) {
   EXPECT_EQ(OwnCount("SELECT count(*) FROM proc_state WHERE msg_id = " + dead_id +
                      " AND state = 'DEAD' AND prev_error LIKE 'UNSUPPORTED:%'"),
             1);
+  // What the kills did to Kafka: whatever a consumer reads (the mock keeps
+  // the tail), each message, duplicates included, is an outbox event under
+  // its own msgx-event-id with exactly its payload.
+  auto got = testing::ConsumeTopic(kafka_->Bootstrap(), topic_msg_, SIZE_MAX, seconds(5));
+  EXPECT_FALSE(got.empty());
+  std::map<std::string, std::string> payloads;
+  {
+    pqxx::connection c(own_url_);
+    pqxx::nontransaction nt(c);
+    for (const auto& row :
+         nt.exec("SELECT event_key, payload_json FROM msg_event WHERE target = 'KAFKA:msg'")) {
+      payloads[row[0].as<std::string>()] = row[1].as<std::string>();
+    }
+  }
+  int duplicates = 0;
+  std::set<std::string> seen;
+  for (const auto& m : got) {
+    const std::string& id = m.headers.at("msgx-event-id");
+    if (!seen.insert(id).second) ++duplicates;
+    auto it = payloads.find(id);
+    ASSERT_NE(it, payloads.end()) << id;
+    EXPECT_EQ(m.value, it->second) << id;
+  }
+  std::printf("read %zu messages back, %d duplicates (same id, same bytes)\n", got.size(),
+              duplicates);
 
   SpawnOptions refold;
   refold.argv = {MSGX_BINARY, "refold", "--verify"};
