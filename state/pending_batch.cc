@@ -65,6 +65,12 @@ Result<std::pair<std::int64_t, std::int64_t>> PendingBatchRange(std::string_view
   return std::make_pair(in->first_offset(), in->last_offset());
 }
 
+Result<MicrosSinceEpoch> PendingBatchLastAppend(std::string_view bytes) {
+  flatbuffers::Verifier v(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
+  if (!fp::VerifyBatchBuffer(v)) return Status::Internal("pending batch: corrupt record");
+  return fp::GetBatch(bytes.data())->last_append_micros();
+}
+
 Result<PendingBatch> DecodePendingBatch(std::string_view bytes) {
   flatbuffers::Verifier v(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
   if (!fp::VerifyBatchBuffer(v)) return Status::Internal("pending batch: corrupt record");

@@ -109,5 +109,7 @@ std::string EncodePendingBatch(const PendingBatch& batch);
 Result<PendingBatch> DecodePendingBatch(std::string_view bytes);
 // (first_offset, last_offset) without decoding the rows.
 Result<std::pair<std::int64_t, std::int64_t>> PendingBatchRange(std::string_view bytes);
+// last_append_micros without decoding the rows.
+Result<MicrosSinceEpoch> PendingBatchLastAppend(std::string_view bytes);
 
 }  // namespace msgx

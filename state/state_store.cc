@@ -386,10 +386,13 @@ Result<int> StateStore::PrunePending(std::int64_t upto, MicrosSinceEpoch appende
   int n = 0;
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), pending_));
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    auto p = DecodePendingBatch({it->value().data(), it->value().size()});
-    if (!p.ok()) return p.status();
-    if (p->last_offset > upto) break;
-    if (p->last_append_micros >= appended_before) continue;
+    const std::string_view bytes(it->value().data(), it->value().size());
+    auto range = PendingBatchRange(bytes);
+    if (!range.ok()) return range.status();
+    if (range->second > upto) break;
+    auto appended = PendingBatchLastAppend(bytes);
+    if (!appended.ok()) return appended.status();
+    if (*appended >= appended_before) continue;
     wb.Delete(pending_, it->key());
     ++n;
   }
