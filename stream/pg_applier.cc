@@ -113,7 +113,7 @@ class ArrayColumn {
     text_.clear();
     return out;
   }
-  size_t size() const { return text_.size(); }
+  size_t Bytes() const { return text_.size(); }
 
  private:
   void Sep() {
@@ -161,7 +161,7 @@ void WriteOutcomes(pqxx::dbtransaction& tx, const std::vector<OutcomeRow>& rows)
     c[9].AddTimeOrNull(r.enqueued_micros);
     c[10].AddInt(o.log_offset);
     c[11].AddTime(o.decided_micros);
-    if (++n >= kMaxRowsPerStatement || c[5].size() + c[6].size() >= kMaxStatementBytes) flush();
+    if (++n >= kMaxRowsPerStatement || c[5].Bytes() + c[6].Bytes() >= kMaxStatementBytes) flush();
   }
   flush();
 }
@@ -195,7 +195,7 @@ void WriteEvents(pqxx::dbtransaction& tx, const std::vector<EventRow>& rows) {
     } else {
       c[7].AddInt(e.source_msg_id);
     }
-    if (++n >= kMaxRowsPerStatement || c[5].size() >= kMaxStatementBytes) flush();
+    if (++n >= kMaxRowsPerStatement || c[5].Bytes() >= kMaxStatementBytes) flush();
   }
   flush();
 }
