@@ -91,9 +91,12 @@ StateStore::~StateStore() {
 }
 
 Result<std::optional<std::string>> StateStore::Get(rocksdb::ColumnFamilyHandle* cf,
-                                                   std::string_view key) const {
+                                                   std::string_view key,
+                                                   const rocksdb::Snapshot* snapshot) const {
   std::string value;
-  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), cf, S(key), &value);
+  rocksdb::ReadOptions ro;
+  ro.snapshot = snapshot;
+  rocksdb::Status s = db_->Get(ro, cf, S(key), &value);
   if (s.IsNotFound()) return std::optional<std::string>();
   if (!s.ok()) return Infra(s, "get");
   return std::optional<std::string>(std::move(value));
@@ -194,18 +197,20 @@ Result<std::optional<Outcome>> StateStore::GetOutcome(std::int64_t mailbox_id) c
   return std::optional<Outcome>(std::move(*o));
 }
 
-Result<StateMeta> StateStore::ReadMeta() const {
+Result<StateMeta> StateStore::ReadMeta() const { return ReadMetaAt(nullptr); }
+
+Result<StateMeta> StateStore::ReadMetaAt(const rocksdb::Snapshot* snapshot) const {
   StateMeta m;
-  auto applied = Get(meta_, "applied");
+  auto applied = Get(meta_, "applied", snapshot);
   if (!applied.ok()) return applied.status();
   if (*applied) m.applied_offset = static_cast<std::int64_t>(DecodeBe64(**applied));
-  auto gen = Get(meta_, "generation");
+  auto gen = Get(meta_, "generation", snapshot);
   if (!gen.ok()) return gen.status();
   if (*gen) m.generation = static_cast<std::int64_t>(DecodeBe64(**gen));
-  auto fv = Get(meta_, "fold_version");
+  auto fv = Get(meta_, "fold_version", snapshot);
   if (!fv.ok()) return fv.status();
   if (*fv) m.fold_version = static_cast<std::int64_t>(DecodeBe64(**fv));
-  auto dg = Get(meta_, "digest");
+  auto dg = Get(meta_, "digest", snapshot);
   if (!dg.ok()) return dg.status();
   if (*dg) m.digest = **dg;
   return m;
@@ -220,23 +225,8 @@ Result<StateMeta> StateStore::ForEachFlight(const std::function<Status(const Fli
   } release{db_.get(), snap};
   rocksdb::ReadOptions ro;
   ro.snapshot = snap;
-  auto get = [&](const char* key) -> Result<std::int64_t> {
-    std::string v;
-    rocksdb::Status s = db_->Get(ro, meta_, key, &v);
-    if (s.IsNotFound()) return std::int64_t{-1};
-    if (!s.ok()) return Infra(s, "get meta");
-    return static_cast<std::int64_t>(DecodeBe64(v));
-  };
-  StateMeta m;
-  auto applied = get("applied");
-  if (!applied.ok()) return applied.status();
-  m.applied_offset = *applied;
-  auto gen = get("generation");
-  if (!gen.ok()) return gen.status();
-  m.generation = std::max<std::int64_t>(*gen, 0);
-  auto fv = get("fold_version");
-  if (!fv.ok()) return fv.status();
-  m.fold_version = std::max<std::int64_t>(*fv, 0);
+  auto m = ReadMetaAt(snap);
+  if (!m.ok()) return m.status();
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, flights_));
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     auto f = DecodeFlight({it->value().data(), it->value().size()});

@@ -43,6 +43,7 @@
 namespace rocksdb {
 class DB;
 class ColumnFamilyHandle;
+class Snapshot;
 }  // namespace rocksdb
 
 namespace msgx {
@@ -133,8 +134,10 @@ class StateStore final : public StateView {
 
  private:
   StateStore() = default;
-  Result<std::optional<std::string>> Get(rocksdb::ColumnFamilyHandle* cf,
-                                         std::string_view key) const;
+  // `snapshot` null: the latest state.
+  Result<std::optional<std::string>> Get(rocksdb::ColumnFamilyHandle* cf, std::string_view key,
+                                         const rocksdb::Snapshot* snapshot = nullptr) const;
+  Result<StateMeta> ReadMetaAt(const rocksdb::Snapshot* snapshot) const;
 
   Options options_;
   std::unique_ptr<rocksdb::DB> db_;
