@@ -1,5 +1,6 @@
 #include "stream/pg_applier.h"
 
+#include <array>
 #include <exception>
 #include <optional>
 #include <string_view>
@@ -96,6 +97,13 @@ class ArrayColumn {
     Sep();
     text_ += std::to_string(v);
   }
+  void AddIntOrNull(std::int64_t v) {
+    if (v == 0) {
+      AddNull();
+    } else {
+      AddInt(v);
+    }
+  }
   void AddTime(MicrosSinceEpoch micros) { Add(PgTimestamp(micros)); }
   void AddTimeOrNull(MicrosSinceEpoch micros) {
     if (micros == 0) {
@@ -122,6 +130,13 @@ class ArrayColumn {
   std::string text_;
 };
 
+// Executes `sql` with the N columns as $1..$N and empties them.
+template <std::size_t N>
+void ExecColumns(pqxx::dbtransaction& tx, const std::string& sql, std::array<ArrayColumn, N>& c) {
+  [&]<std::size_t... I>(std::index_sequence<I...>) { tx.exec_params(sql, c[I].Take()...); }
+  (std::make_index_sequence<N>{});
+}
+
 void WriteOutcomes(pqxx::dbtransaction& tx, const std::vector<OutcomeRow>& rows) {
   static const std::string kSql =
       "INSERT INTO proc_state AS p (msg_id, state, identity_key, attempts, error_class, "
@@ -138,13 +153,10 @@ void WriteOutcomes(pqxx::dbtransaction& tx, const std::vector<OutcomeRow>& rows)
       "backfill_next_at = COALESCE(p.backfill_next_at, EXCLUDED.backfill_next_at) "
       "WHERE p.state <> 'ARCHIVED' AND (p.log_offset IS NULL OR p.log_offset < "
       "EXCLUDED.log_offset)";
-  ArrayColumn c[12];
+  std::array<ArrayColumn, 12> c;
   size_t n = 0;
   auto flush = [&] {
-    if (n == 0) return;
-    tx.exec_params(kSql, c[0].Take(), c[1].Take(), c[2].Take(), c[3].Take(), c[4].Take(),
-                   c[5].Take(), c[6].Take(), c[7].Take(), c[8].Take(), c[9].Take(), c[10].Take(),
-                   c[11].Take());
+    if (n > 0) ExecColumns(tx, kSql, c);
     n = 0;
   };
   for (const OutcomeRow& r : rows) {
@@ -174,12 +186,10 @@ void WriteEvents(pqxx::dbtransaction& tx, const std::vector<EventRow>& rows) {
       "unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], "
       "$7::timestamptz[], $8::bigint[]) WITH ORDINALITY AS u (k, t, pk, et, sv, p, ca, sm, ord) "
       "ORDER BY ord ON CONFLICT (event_key) DO NOTHING";
-  ArrayColumn c[8];
+  std::array<ArrayColumn, 8> c;
   size_t n = 0;
   auto flush = [&] {
-    if (n == 0) return;
-    tx.exec_params(kSql, c[0].Take(), c[1].Take(), c[2].Take(), c[3].Take(), c[4].Take(),
-                   c[5].Take(), c[6].Take(), c[7].Take());
+    if (n > 0) ExecColumns(tx, kSql, c);
     n = 0;
   };
   for (const EventRow& e : rows) {
@@ -190,11 +200,7 @@ void WriteEvents(pqxx::dbtransaction& tx, const std::vector<EventRow>& rows) {
     c[4].AddInt(e.state_version);
     c[5].Add(e.payload_json);
     c[6].AddTime(e.created_micros);
-    if (e.source_msg_id == 0) {
-      c[7].AddNull();
-    } else {
-      c[7].AddInt(e.source_msg_id);
-    }
+    c[7].AddIntOrNull(e.source_msg_id);
     if (++n >= kMaxRowsPerStatement || c[5].Bytes() >= kMaxStatementBytes) flush();
   }
   flush();
