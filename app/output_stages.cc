@@ -65,20 +65,29 @@ Result<std::unique_ptr<OutputStages>> OutputStages::Start(const Deps& deps) {
   } else {
     lg->warn("kafka.bootstrap-servers (or redis.url/postgres.url) not configured: no dispatch");
   }
+  // Every stage's health and wake-up exist before the first thread starts:
+  // the threads read both lists (pruning, notifying the dispatchers).
+  StageHealth* applier = nullptr;
+  std::vector<StageHealth*> dispatchers;
   if (redis) {
-    StageHealth* h = s->AddHealth("mirror");
-    s->threads_.emplace_back([raw = s.get(), h] { raw->RunMirror(h); });
+    s->mirror_health_ = s->AddHealth("mirror");
   } else {
     lg->warn("redis.url is not configured: no mirror");
   }
-  if (!c.postgres_url.empty()) {
-    StageHealth* h = s->AddHealth("applier");
-    s->threads_.emplace_back([raw = s.get(), h] { raw->RunApplier(h); });
-  }
+  if (!c.postgres_url.empty()) applier = s->AddHealth("applier");
   for (const auto& [target, publisher] : s->publishers_->by_target) {
-    StageHealth* h = s->AddHealth("dispatch " + target);
+    dispatchers.push_back(s->AddHealth("dispatch " + target));
     s->dispatch_wakes_.push_back(std::make_unique<Stopper>());
-    s->threads_.emplace_back([raw = s.get(), t = target, h] { raw->RunDispatcher(t, h); });
+  }
+  if (StageHealth* h = s->mirror_health_) {
+    s->threads_.emplace_back([raw = s.get(), h] { raw->RunMirror(h); });
+  }
+  if (applier != nullptr) {
+    s->threads_.emplace_back([raw = s.get(), h = applier] { raw->RunApplier(h); });
+  }
+  for (std::size_t i = 0; i < dispatchers.size(); ++i) {
+    s->threads_.emplace_back([raw = s.get(), t = s->publishers_->by_target[i].first,
+                              h = dispatchers[i]] { raw->RunDispatcher(t, h); });
   }
   return s;
 }
@@ -183,9 +192,7 @@ void OutputStages::RunApplier(StageHealth* h) {
     if (now - last_prune >= kPruneEvery) {
       last_prune = now;
       std::int64_t upto = applier.pg_offset();
-      for (const auto& other : health_) {
-        if (other->name == "mirror") upto = std::min<std::int64_t>(upto, other->position);
-      }
+      if (mirror_health_ != nullptr) upto = std::min<std::int64_t>(upto, mirror_health_->position);
       const MicrosSinceEpoch before =
           SystemClock::Default()->NowMicros() - c.pipeline.pending_retention.count() * 1000;
       auto pruned = deps_.store->PrunePending(upto, before);

@@ -78,6 +78,7 @@ class OutputStages {
   Stopper applier_wake_;
   std::vector<std::unique_ptr<Stopper>> dispatch_wakes_;
   std::vector<std::unique_ptr<StageHealth>> health_;
+  StageHealth* mirror_health_ = nullptr;  // in health_; null without Redis
   std::vector<std::thread> threads_;
   struct Publishers;
   std::unique_ptr<Publishers> publishers_;
