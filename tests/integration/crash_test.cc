@@ -252,12 +252,7 @@ TEST_F(CrashTest, KillNineWhileMessagesFlowLosesNothingDuplicatesNothing) {
   EXPECT_EQ(c.quarantines, 0) << "kill -9 must never quarantine";
   log.value().reset();
 
-  SpawnOptions refold;
-  refold.argv = {MSGX_BINARY, "refold", "--verify"};
-  refold.extra_env = Env();
-  auto r = RunCommand(refold, "", std::chrono::minutes(5));
-  ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r->status.code, 0) << r->out << r->err;
+  testing::ExpectRefoldVerifies(Env(), std::chrono::minutes(5));
 }
 
 TEST_F(CrashTest, ARecordThatAbortsTwiceIsQuarantinedAndTheRestIsApplied) {

@@ -220,6 +220,27 @@ class PipelineTest : public ::testing::Test {
     EXPECT_EQ(check.mailbox_rows, rows);
   }
 
+  // MSGX_TEST_OUTAGE_SECONDS, default 8 (the full runs use 30).
+  static int OutageSeconds() {
+    const char* secs = std::getenv("MSGX_TEST_OUTAGE_SECONDS");
+    return secs ? std::atoi(secs) : 8;
+  }
+
+  // The distinct msgx-event-ids of `messages`, checking on the way that
+  // each key's "version" never goes down.
+  static std::set<std::string> EventIdsInKeyOrder(
+      const std::vector<testing::ConsumedMessage>& messages) {
+    std::set<std::string> ids;
+    std::map<std::string, std::int64_t> last_version;
+    for (const auto& m : messages) {
+      ids.insert(m.headers.at("msgx-event-id"));
+      const auto v = std::stoll(m.value.substr(m.value.find("\"version\":") + 10));
+      EXPECT_GE(v, last_version[m.key]) << m.key;
+      last_version[m.key] = v;
+    }
+    return ids;
+  }
+
   std::string Log() const {
     SpawnOptions o;
     // The last lines, without librdkafka's own connection noise.
@@ -309,14 +330,7 @@ TEST_F(PipelineTest, HappyPathCorpusAndGeneratedStreamReachEveryStore) {
   const auto targets = EventsByTarget();
   ASSERT_GT(targets.at("KAFKA:msg"), 0);
   const auto& msgs = consumed[topic_msg_];
-  std::set<std::string> ids;
-  std::map<std::string, std::int64_t> last_version;
-  for (const auto& m : msgs) {
-    ids.insert(m.headers.at("msgx-event-id"));
-    const auto v = std::stoll(m.value.substr(m.value.find("\"version\":") + 10));
-    EXPECT_GE(v, last_version[m.key]) << m.key;
-    last_version[m.key] = v;
-  }
+  const std::set<std::string> ids = EventIdsInKeyOrder(msgs);
   EXPECT_EQ(static_cast<std::int64_t>(ids.size()), targets.at("KAFKA:msg"));
   if (targets.count("KAFKA:ref")) {
     const auto& refs = consumed[topic_ref_];
@@ -422,12 +436,7 @@ TEST_F(PipelineTest, CrashPointsAndKillsLoseNothingAndDuplicateNothing) {
   std::printf("read %zu messages back, %d duplicates (same id, same bytes)\n", got.size(),
               duplicates);
 
-  SpawnOptions refold;
-  refold.argv = {MSGX_BINARY, "refold", "--verify"};
-  refold.extra_env = Env();
-  auto r = RunCommand(refold, "", std::chrono::minutes(3));
-  ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r->status.code, 0) << r->out << r->err;
+  testing::ExpectRefoldVerifies(Env(), std::chrono::minutes(3));
 }
 
 // msgx's PostgreSQL stopped mid-stream: the fold and the mirror keep moving,
@@ -436,8 +445,7 @@ TEST_F(PipelineTest, PostgresOutageStallsOnlyTheApplier) {
   std::int64_t rows = LoadMailbox(1'000);
   const pid_t pid = StartMsgx({"MSGX_PIPELINE_BATCH_MAX=100"});
   ASSERT_TRUE(WaitSettled(rows, seconds(120))) << Log();
-  const char* env_secs = std::getenv("MSGX_TEST_OUTAGE_SECONDS");
-  const int outage = env_secs ? std::atoi(env_secs) : 8;
+  const int outage = OutageSeconds();
   own_pg_->Stop();
   const std::int64_t mirror_before = MirrorOffset();
   AddGenerated(1'000, 700'000);
@@ -561,8 +569,7 @@ TEST_F(PipelineTest, BrokerOutageStallsDeliveryAndResumes) {
   const pid_t pid = StartMsgx();
   AddGenerated(500, 800'000);
   ASSERT_TRUE(WaitSettled(MailboxRows(), seconds(120))) << Log();
-  const char* env_secs = std::getenv("MSGX_TEST_OUTAGE_SECONDS");
-  const int outage = env_secs ? std::atoi(env_secs) : 8;
+  const int outage = OutageSeconds();
   rd_kafka_mock_broker_set_down(kafka_->cluster(), 1);
   AddGenerated(500, 801'000);
   std::this_thread::sleep_for(seconds(outage));
@@ -581,14 +588,7 @@ TEST_F(PipelineTest, BrokerOutageStallsDeliveryAndResumes) {
   const auto want = OwnCount("SELECT count(*) FROM msg_event WHERE target = 'KAFKA:msg'");
   auto got = testing::ConsumeTopic(kafka_->Bootstrap(), topic_msg_, static_cast<size_t>(want),
                                    seconds(30));
-  std::set<std::string> ids;
-  std::map<std::string, std::int64_t> last_version;
-  for (const auto& m : got) {
-    ids.insert(m.headers.at("msgx-event-id"));
-    const auto v = std::stoll(m.value.substr(m.value.find("\"version\":") + 10));
-    EXPECT_GE(v, last_version[m.key]) << m.key;
-    last_version[m.key] = v;
-  }
+  const std::set<std::string> ids = EventIdsInKeyOrder(got);
   EXPECT_EQ(static_cast<std::int64_t>(ids.size()), want);
 }
 

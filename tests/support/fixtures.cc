@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/subprocess.h"
 #include "migrations/migrator.h"
 #include "tests/support/servers.h"
 
@@ -27,6 +28,15 @@ std::string ReadCorpusFile(const std::string& name) {
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+void ExpectRefoldVerifies(const std::vector<std::string>& env, std::chrono::minutes limit) {
+  SpawnOptions refold;
+  refold.argv = {MSGX_BINARY, "refold", "--verify"};
+  refold.extra_env = env;
+  auto r = RunCommand(refold, "", limit);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->status.code, 0) << r->out << r->err;
 }
 
 std::vector<ConsumedMessage> ConsumeTopic(const std::string& bootstrap, const std::string& topic,

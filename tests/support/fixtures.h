@@ -22,6 +22,10 @@ std::string CreateMigratedDatabase(PgServer* pg, const std::string& name);
 // failure when it cannot be read.
 std::string ReadCorpusFile(const std::string& name);
 
+// Runs `msgx refold --verify` with `env` (for at most `limit`) and expects
+// exit 0: the live state equals a re-fold of the log.
+void ExpectRefoldVerifies(const std::vector<std::string>& env, std::chrono::minutes limit);
+
 // A message read back from Kafka.
 struct ConsumedMessage {
   std::string key;

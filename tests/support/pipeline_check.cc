@@ -1,23 +1,18 @@
 #include "tests/support/pipeline_check.h"
 
-#include <filesystem>
 #include <map>
 #include <pqxx/pqxx>
 #include <set>
 
+#include "app/fold_tools.h"
+#include "base/config.h"
 #include "base/log.h"
-#include "codecs/sis_decoder.h"
 #include "codecs/time_zone.h"
 #include "state/digest.h"
 #include "state/flight.h"
-#include "state/log_reader.h"
 #include "state/redis_client.h"
 #include "state/redis_mirror.h"
 #include "state/state_store.h"
-#include "stream/fold.h"
-#include "stream/log_fold_source.h"
-#include "stream/sis_fold_decoder.h"
-#include "tests/support/temp_dirs.h"
 
 namespace msgx::testing {
 namespace {
@@ -29,48 +24,25 @@ struct Refolded {
   std::map<std::pair<std::string, std::string>, ReferenceRow> refs;  // last write wins
 };
 
-// Re-folds the log from offset 0 into a scratch store and collects the
-// PostgreSQL rows of every batch.
-Result<Refolded> Refold(const std::string& state_dir, const AirportZone& zone,
-                        const sis::SisDecoder& sis) {
-  auto scratch = MakeOwnedTempDir("pipecheck", std::nullopt);
+// Re-folds the log from offset 0 into a scratch store, as `msgx refold`
+// does, and collects the PostgreSQL rows of every batch.
+Result<Refolded> Refold(const std::string& state_dir, const std::string& timezone) {
+  Config config;
+  config.state_dir = state_dir;
+  config.airport_timezone = timezone;
+  auto scratch = app::ScratchFold::Open(config, app::ScratchDirFor(config, "pipecheck"));
   if (!scratch.ok()) return scratch.status();
-  auto reader = LogReader::OpenSecondary(state_dir + "/log", *scratch + "/secondary");
-  if (!reader.ok()) return reader.status();
-  LogReader* r = reader->get();
-  LogFoldSource source([r](std::uint64_t from, std::size_t max, std::vector<LogEntry>* out) {
-    return r->Read(from, max, out);
-  });
-  if (Status s = source.BuildQuarantineIndex(); !s.ok()) return s;
-  auto store = StateStore::Open(*scratch + "/state", {false, false});
-  if (!store.ok()) return store.status();
-  const SisFoldDecoder decoder(sis);
-  FoldOptions options;
-  options.zone = &zone;
-  Fold fold(store->get(), &decoder, &source, options);
-  if (Status s = fold.Open(); !s.ok()) return s;
-  for (;;) {
-    std::vector<FoldInput> batch;
-    if (Status s =
-            source.ReadBatch(static_cast<std::uint64_t>(fold.applied_offset() + 1), 5000, &batch);
-        !s.ok()) {
-      return s;
-    }
-    if (batch.empty()) break;
-    if (Status s = fold.Process(batch); !s.ok()) return s;
-  }
+  if (Status s = (*scratch)->Run(-1, {}, nullptr); !s.ok()) return s;
+  StateStore& store = (*scratch)->store();
   Refolded out;
-  auto ranges = (*store)->PendingRanges();
+  auto ranges = store.PendingRanges();
   if (!ranges.ok()) return ranges.status();
   for (const auto& [first, last] : *ranges) {
-    auto p = (*store)->PendingCovering(first);
+    auto p = store.PendingCovering(first);
     if (!p.ok()) return p.status();
     for (EventRow& e : (*p)->events) out.events.push_back(std::move(e));
     for (ReferenceRow& row : (*p)->references) out.refs[{row.rtype, row.rkey}] = std::move(row);
   }
-  store->reset();
-  std::error_code ec;
-  std::filesystem::remove_all(*scratch, ec);
   return out;
 }
 
@@ -88,7 +60,6 @@ PipelineCheckResult CheckPipeline(const PipelineCheckInput& in) {
     return res;
   }
   const TimeZoneAirportZone zone(*tz);
-  const sis::SisDecoder sis(*tz);
   auto store = StateStore::Open(in.state_dir + "/state", {false, true});
   if (!store.ok()) {
     problem("state store: " + store.status().ToString());
@@ -152,7 +123,7 @@ PipelineCheckResult CheckPipeline(const PipelineCheckInput& in) {
   }
 
   // msg_event against a re-fold.
-  auto refolded = Refold(in.state_dir, zone, sis);
+  auto refolded = Refold(in.state_dir, in.timezone);
   if (!refolded.ok()) {
     problem("re-fold: " + refolded.status().ToString());
     return res;
