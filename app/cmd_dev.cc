@@ -1,6 +1,6 @@
 // `msgx dev up|down|env|kafka|load`: local PostgreSQL, Redis and a
-// Kafka-protocol broker for trying msgx out (SPEC §11; app/dev_services.h),
-// and the corpus loader (app/corpus_loader.h).
+// Kafka-protocol broker for trying msgx out (SPEC §11; tools/dev_services.h),
+// and the corpus loader (tools/corpus_loader.h).
 //
 //   up [--pg-port N] [--redis-port N]   start what is not running; exit 0
 //   down [--purge]                      stop what up started (--purge: and
@@ -18,9 +18,9 @@
 #include <iostream>
 
 #include "app/command.h"
-#include "app/corpus_loader.h"
-#include "app/dev_kafka.h"
-#include "app/dev_services.h"
+#include "tools/corpus_loader.h"
+#include "tools/dev_kafka.h"
+#include "tools/dev_services.h"
 #include "app/setup.h"
 
 namespace msgx::app {

@@ -9,7 +9,7 @@
 #include <iostream>
 
 #include "app/command.h"
-#include "app/fold_tools.h"
+#include "tools/fold_tools.h"
 #include "app/setup.h"
 
 namespace msgx::app {

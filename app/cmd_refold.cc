@@ -22,7 +22,7 @@
 #include <map>
 
 #include "app/command.h"
-#include "app/fold_tools.h"
+#include "tools/fold_tools.h"
 #include "app/setup.h"
 #include "state/digest.h"
 #include "state/state_codec.h"

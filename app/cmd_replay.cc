@@ -7,7 +7,7 @@
 // it to the log, and the fold decides each message again at the command's
 // offset. MALFORMED and PROTOCOL are never replayed: --class refuses them,
 // and explicit ids of such messages are refused silently by the fold.
-// Events: DEAD outbox events return to PENDING at once (stream/event_replay.h).
+// Events: DEAD outbox events return to PENDING at once (stream/dispatch/event_replay.h).
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
@@ -18,8 +18,8 @@
 #include "app/command.h"
 #include "app/setup.h"
 #include "state/state_store.h"
-#include "stream/event_replay.h"
-#include "stream/pg_session.h"
+#include "stream/dispatch/event_replay.h"
+#include "stream/pg/pg_session.h"
 
 namespace msgx::app {
 namespace {

@@ -1,8 +1,8 @@
-// `msgx run [--config F]`: the service (app/run_service.h).
+// `msgx run [--config F]`: the service (stream/service/run_service.h).
 #include <CLI/CLI.hpp>
 
 #include "app/command.h"
-#include "app/run_service.h"
+#include "stream/service/run_service.h"
 #include "app/setup.h"
 
 namespace msgx::app {

@@ -20,7 +20,7 @@
 #include "state/redis_client.h"
 #include "state/redis_mirror.h"
 #include "state/state_store.h"
-#include "stream/pg_session.h"
+#include "stream/pg/pg_session.h"
 
 namespace msgx::app {
 namespace {

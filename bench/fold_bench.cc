@@ -18,8 +18,8 @@
 
 #include "base/log.h"
 #include "codecs/sis_decoder.h"
-#include "stream/fold.h"
-#include "stream/sis_fold_decoder.h"
+#include "stream/fold/fold.h"
+#include "stream/fold/sis_fold_decoder.h"
 
 namespace {
 

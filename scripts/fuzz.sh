@@ -23,7 +23,7 @@ CC=clang CXX=clang++ cmake -S . -B "$BUILD_DIR" -G Ninja \
   -DMSGX_WERROR=${MSGX_BUILD_WERROR:-${MSGX_WERROR:-OFF}} >/dev/null
 cmake --build "$BUILD_DIR" -j"${MSGX_BUILD_JOBS:-2}" --target msgx_sis_decoder_fuzz
 
-CORPUS_SRC=${MSGX_TEST_CORPUS_DIR:-../shared/corpus/sis}
+CORPUS_SRC=${MSGX_TEST_CORPUS_DIR:-tests/corpus/sis}
 WORK="$BUILD_DIR/fuzz-corpus"
 if [[ "$MODE" == smoke ]]; then
   WORK="$BUILD_DIR/fuzz-corpus-smoke"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Quickstart, from a fresh clone with ../shared beside it:
+# Quickstart, from a fresh clone:
 #   install the Debian packages, build msgx, start local PostgreSQL, Redis and
 #   a Kafka-protocol broker (`msgx dev up`), export their settings, migrate
 #   the own database, load the message corpus into the mailbox, show what is

@@ -3,8 +3,8 @@
 // protocol" step 2). The fold writes it in the same synced RocksDB
 // WriteBatch as the state it describes (StateStore column family
 // `pending`), so a crash can never separate state from its side effects.
-// The applier (stream/pg_applier.h) and the mirror worker
-// (stream/mirror_worker.h) consume it; both are idempotent, so a redo after
+// The applier (stream/apply/pg_applier.h) and the mirror worker
+// (stream/mirror/mirror_worker.h) consume it; both are idempotent, so a redo after
 // a crash is harmless.
 //
 // Rows are net per key within the batch, because one multi-row INSERT ... ON

@@ -3,7 +3,7 @@
 // Each test gets its own mailbox database, so ids start at 1. Uncommitted
 // and rolled-back rows are made with real concurrent transactions; time for
 // capture.max-commit-delay is a ManualClock, so nothing sleeps for minutes.
-#include "stream/capture.h"
+#include "stream/capture/capture.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -15,9 +15,9 @@
 #include <pqxx/pqxx>
 
 #include "migrations/migrator.h"
-#include "stream/command_intake.h"
-#include "stream/mailbox_schema.h"
-#include "stream/pg_mailbox.h"
+#include "stream/capture/command_intake.h"
+#include "stream/capture/mailbox_schema.h"
+#include "stream/capture/pg_mailbox.h"
 #include "tests/support/servers.h"
 
 namespace msgx {

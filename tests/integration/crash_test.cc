@@ -25,7 +25,7 @@
 #include "state/log_record.h"
 #include "state/log_store.h"
 #include "state/state_store.h"
-#include "stream/mailbox_schema.h"
+#include "stream/capture/mailbox_schema.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/servers.h"
 #include "tests/support/temp_dirs.h"

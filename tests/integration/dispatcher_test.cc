@@ -1,7 +1,7 @@
 // The outbox dispatcher against a real PostgreSQL (migrated with the real
 // migrations) and librdkafka's mock cluster, read back by a read_committed
 // consumer.
-#include "stream/dispatcher.h"
+#include "stream/dispatch/dispatcher.h"
 
 #include <gtest/gtest.h>
 #include <librdkafka/rdkafka.h>
@@ -11,8 +11,8 @@
 #include <map>
 #include <set>
 
-#include "stream/event_replay.h"
-#include "stream/kafka_publisher.h"
+#include "stream/dispatch/event_replay.h"
+#include "stream/dispatch/kafka_publisher.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/servers.h"
 

@@ -6,9 +6,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "app/http_server.h"
+#include "stream/service/http_server.h"
 #include "base/metrics.h"
-#include "stream/mailbox_schema.h"
+#include "stream/capture/mailbox_schema.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/servers.h"
 

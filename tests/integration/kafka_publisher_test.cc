@@ -1,6 +1,6 @@
 // KafkaPublisher against librdkafka's mock cluster, read back by a real
 // read_committed consumer.
-#include "stream/kafka_publisher.h"
+#include "stream/dispatch/kafka_publisher.h"
 
 #include <gtest/gtest.h>
 #include <librdkafka/rdkafka.h>

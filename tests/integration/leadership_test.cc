@@ -6,8 +6,8 @@
 #include <chrono>
 #include <thread>
 
-#include "stream/pg_leadership.h"
-#include "stream/pg_session.h"
+#include "stream/pg/pg_leadership.h"
+#include "stream/pg/pg_session.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/servers.h"
 

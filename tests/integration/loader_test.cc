@@ -11,10 +11,10 @@
 #include <set>
 #include <sstream>
 
-#include "app/corpus_loader.h"
+#include "tools/corpus_loader.h"
 #include "base/clock.h"
 #include "migrations/migrator.h"
-#include "stream/mailbox_schema.h"
+#include "stream/capture/mailbox_schema.h"
 #include "tests/support/servers.h"
 
 namespace msgx::app {

@@ -2,7 +2,7 @@
 // store: state is built by committing BatchWrites the way the fold does
 // (flights + a matching pending batch + meta), and flightInfo must always
 // equal FlightJson of every flight in state.
-#include "stream/mirror_worker.h"
+#include "stream/mirror/mirror_worker.h"
 
 #include <gtest/gtest.h>
 

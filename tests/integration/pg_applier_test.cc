@@ -2,7 +2,7 @@
 // and a real StateStore holding hand-built pending batches: exact table
 // contents, idempotent redo after PostgreSQL goes back, the replay rule of
 // proc_state, the epoch fence, and the errors that must stop it.
-#include "stream/pg_applier.h"
+#include "stream/apply/pg_applier.h"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "state/digest.h"
-#include "stream/pg_leadership.h"
+#include "stream/pg/pg_leadership.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/servers.h"
 #include "tests/support/temp_dirs.h"

@@ -24,9 +24,9 @@
 #include <set>
 #include <thread>
 
-#include "app/corpus_loader.h"
+#include "tools/corpus_loader.h"
 #include "base/subprocess.h"
-#include "stream/mailbox_schema.h"
+#include "stream/capture/mailbox_schema.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/pipeline_check.h"
 #include "tests/support/servers.h"

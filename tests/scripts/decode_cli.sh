@@ -3,7 +3,7 @@
 # $1 = path of the msgx binary.
 set -euo pipefail
 MSGX=${1:?usage: decode_cli.sh MSGX_BINARY}
-CORPUS="$(dirname "$0")/../../../shared/corpus/sis"
+CORPUS="$(dirname "$0")/../corpus/sis"
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }

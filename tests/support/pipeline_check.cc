@@ -4,7 +4,7 @@
 #include <pqxx/pqxx>
 #include <set>
 
-#include "app/fold_tools.h"
+#include "tools/fold_tools.h"
 #include "base/config.h"
 #include "base/log.h"
 #include "codecs/time_zone.h"

@@ -1,7 +1,7 @@
 // Capture's gap rule against a scripted mailbox (no database, no sleeping).
 // The same scenarios run against real PostgreSQL in
 // tests/integration/capture_test.cc.
-#include "stream/capture.h"
+#include "stream/capture/capture.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "stream/command_intake.h"
+#include "stream/capture/command_intake.h"
 
 namespace msgx {
 namespace {

@@ -1,6 +1,6 @@
 // PlanCorpusLoad, the pure half of `msgx dev load`: order, SEQNs, dates and
 // the generated schedule, without a database.
-#include "app/corpus_loader.h"
+#include "tools/corpus_loader.h"
 
 #include <gtest/gtest.h>
 

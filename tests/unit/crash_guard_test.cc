@@ -1,4 +1,4 @@
-#include "stream/crash_guard.h"
+#include "stream/fold/crash_guard.h"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>

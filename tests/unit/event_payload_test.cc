@@ -1,6 +1,6 @@
 // Canonical event payloads (SPEC §6): exact bytes, sorted keys, ISO-8601
 // times with the airport offset, the event_key inside.
-#include "stream/event_payload.h"
+#include "stream/fold/event_payload.h"
 
 #include <gtest/gtest.h>
 

@@ -2,8 +2,8 @@
 // each payload kind; child lists; FLOP never creates a flight.
 #include <gtest/gtest.h>
 
-#include "stream/handlers.h"
-#include "stream/state_overlay.h"
+#include "stream/fold/handlers/handlers.h"
+#include "stream/fold/state_overlay.h"
 #include "tests/unit/fold_fakes.h"
 
 namespace msgx {

@@ -12,9 +12,9 @@
 #include "base/log.h"
 #include "codecs/sis_decoder.h"
 #include "state/log_store.h"
-#include "stream/fold.h"
-#include "stream/log_fold_source.h"
-#include "stream/sis_fold_decoder.h"
+#include "stream/fold/fold.h"
+#include "stream/fold/log_fold_source.h"
+#include "stream/fold/sis_fold_decoder.h"
 #include "tests/unit/fold_fakes.h"
 
 namespace msgx {

@@ -7,7 +7,7 @@
 
 #include "base/log.h"
 #include "state/digest.h"
-#include "stream/fold.h"
+#include "stream/fold/fold.h"
 #include "tests/unit/fold_fakes.h"
 
 namespace msgx {

@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "codecs/sis_message.h"
-#include "stream/fold_input.h"
+#include "stream/fold/fold_input.h"
 
 namespace msgx::testing {
 

@@ -1,6 +1,6 @@
 // The fold driver: outcomes, identity, ignore rules, replay, quarantine,
 // commands, and batching (SPEC §2, §3, §4).
-#include "stream/fold.h"
+#include "stream/fold/fold.h"
 
 #include <gtest/gtest.h>
 

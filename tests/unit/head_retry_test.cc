@@ -1,4 +1,4 @@
-#include "stream/head_retry.h"
+#include "stream/fold/head_retry.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "stream/poll_loop.h"
+#include "stream/service/poll_loop.h"
 
 #include <gtest/gtest.h>
 

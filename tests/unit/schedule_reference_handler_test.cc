@@ -1,8 +1,8 @@
 // SCHD snapshots and upserts, SCHS seasons, reference data (SPEC §5).
 #include <gtest/gtest.h>
 
-#include "stream/handlers.h"
-#include "stream/state_overlay.h"
+#include "stream/fold/handlers/handlers.h"
+#include "stream/fold/state_overlay.h"
 #include "tests/unit/fold_fakes.h"
 
 namespace msgx {

@@ -1,13 +1,13 @@
 // Seed mode (pipeline.retry-deterministic, SPEC §3): a deterministic failure
 // holds the head, nothing behind it is applied, and once an EXHAUST command
 // is in the log the message ends DEAD EXHAUSTED and the rest goes on. With
-// the retry policy (stream/head_retry.h) under a manual clock: backoff 1, 2,
+// the retry policy (stream/fold/head_retry.h) under a manual clock: backoff 1, 2,
 // 4, 8, 16 s while the messages behind wait, then EXHAUSTED.
 #include <gtest/gtest.h>
 
 #include "base/log.h"
-#include "stream/fold.h"
-#include "stream/head_retry.h"
+#include "stream/fold/fold.h"
+#include "stream/fold/head_retry.h"
 #include "tests/unit/fold_fakes.h"
 
 namespace msgx {

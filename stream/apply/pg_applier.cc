@@ -1,0 +1,386 @@
+#include "stream/apply/pg_applier.h"
+
+#include <array>
+#include <exception>
+#include <optional>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "base/failpoint.h"
+#include "base/log.h"
+#include "base/metrics.h"
+#include "state/digest.h"
+#include "state/outcome.h"
+#include "stream/pg/pg_leadership.h"
+
+namespace msgx {
+namespace {
+
+// SQL strategy: proc_state and msg_event, the big ones, are inserted from
+// unnest() over one array-literal parameter per column; the small tables get
+// multi-row VALUES statements built with tx.quote() (libpqxx 6.4 has no
+// array binding). One statement per table for any ordinary batch. Very large batches are cut into
+// chunks of at most kMaxRowsPerStatement rows or about kMaxStatementBytes of text; every statement
+// is idempotent per row, so chunking changes nothing but size. msg_event's BIGSERIAL follows the
+// VALUES order, which is the log order.
+constexpr size_t kMaxRowsPerStatement = 2000;
+constexpr size_t kMaxStatementBytes = 8u << 20;
+
+// Carries a Status out of PgSession::Run's function: throwing rolls the
+// transaction back, and Step() returns the Status it recorded.
+struct Abort : std::exception {
+  const char* what() const noexcept override { return "applier: aborted"; }
+};
+
+std::string Text(pqxx::dbtransaction& tx, std::string_view s) { return tx.quote(std::string(s)); }
+// NULL for an empty text (the fold's "none").
+std::string TextOrNull(pqxx::dbtransaction& tx, std::string_view s) {
+  return s.empty() ? "NULL" : Text(tx, s);
+}
+std::string Int(std::int64_t v) { return std::to_string(v) + "::bigint"; }
+std::string Time(MicrosSinceEpoch micros) { return "'" + PgTimestamp(micros) + "'::timestamptz"; }
+
+// Executes `head` (v1), (v2), ... `tail` over `rows`, in row order, in as
+// few statements as the chunk limits allow; `values(row)` renders the
+// comma-separated SQL literals of one row (without the parentheses).
+template <typename Row, typename Fn>
+void ExecValues(pqxx::dbtransaction& tx, const std::string& head, const std::string& tail,
+                const std::vector<const Row*>& rows, Fn values) {
+  std::string sql;
+  size_t n = 0;
+  for (const Row* r : rows) {
+    sql += n == 0 ? head : ",";
+    sql += '(';
+    sql += values(*r);
+    sql += ')';
+    if (++n >= kMaxRowsPerStatement || sql.size() >= kMaxStatementBytes) {
+      tx.exec(sql + tail);
+      sql.clear();
+      n = 0;
+    }
+  }
+  if (n > 0) tx.exec(sql + tail);
+}
+
+template <typename Row>
+std::vector<const Row*> All(const std::vector<Row>& rows) {
+  std::vector<const Row*> out;
+  out.reserve(rows.size());
+  for (const Row& r : rows) out.push_back(&r);
+  return out;
+}
+
+// One column of an unnest() insert: a PostgreSQL array literal, built as
+// text and sent as one parameter. Elements are double-quoted with `"` and
+// `\` escaped; nullopt is NULL. For the two big tables this parses in about
+// two thirds of the time of the same rows as VALUES lists (docs/performance.md).
+class ArrayColumn {
+ public:
+  void Add(std::string_view v) {
+    Sep();
+    text_ += '"';
+    for (char c : v) {
+      if (c == '"' || c == '\\') text_ += '\\';
+      text_ += c;
+    }
+    text_ += '"';
+  }
+  void AddOrNull(std::string_view v) {
+    if (v.empty()) {
+      AddNull();
+    } else {
+      Add(v);
+    }
+  }
+  void AddInt(std::int64_t v) {
+    Sep();
+    text_ += std::to_string(v);
+  }
+  void AddIntOrNull(std::int64_t v) {
+    if (v == 0) {
+      AddNull();
+    } else {
+      AddInt(v);
+    }
+  }
+  void AddTime(MicrosSinceEpoch micros) { Add(PgTimestamp(micros)); }
+  void AddTimeOrNull(MicrosSinceEpoch micros) {
+    if (micros == 0) {
+      AddNull();
+    } else {
+      AddTime(micros);
+    }
+  }
+  void AddNull() {
+    Sep();
+    text_ += "NULL";
+  }
+  std::string Take() {
+    std::string out = "{" + text_ + "}";
+    text_.clear();
+    return out;
+  }
+  size_t Bytes() const { return text_.size(); }
+
+ private:
+  void Sep() {
+    if (!text_.empty()) text_ += ',';
+  }
+  std::string text_;
+};
+
+// Executes `sql` with the N columns as $1..$N and empties them.
+template <std::size_t N>
+void ExecColumns(pqxx::dbtransaction& tx, const std::string& sql, std::array<ArrayColumn, N>& c) {
+  [&]<std::size_t... I>(std::index_sequence<I...>) { tx.exec_params(sql, c[I].Take()...); }
+  (std::make_index_sequence<N>{});
+}
+
+void WriteOutcomes(pqxx::dbtransaction& tx, const std::vector<OutcomeRow>& rows) {
+  static const std::string kSql =
+      "INSERT INTO proc_state AS p (msg_id, state, identity_key, attempts, error_class, "
+      "last_error, prev_error, updated_at, received_at, enqueued_at, log_offset, "
+      "backfill_next_at) SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], "
+      "$4::int[], $5::text[], $6::text[], $7::text[], $8::timestamptz[], $9::timestamptz[], "
+      "$10::timestamptz[], $11::bigint[], $12::timestamptz[]) "
+      "ON CONFLICT (msg_id) DO UPDATE SET state = EXCLUDED.state, "
+      "identity_key = EXCLUDED.identity_key, attempts = EXCLUDED.attempts, "
+      "error_class = EXCLUDED.error_class, last_error = EXCLUDED.last_error, "
+      "prev_error = EXCLUDED.prev_error, updated_at = EXCLUDED.updated_at, "
+      "received_at = EXCLUDED.received_at, enqueued_at = EXCLUDED.enqueued_at, "
+      "log_offset = EXCLUDED.log_offset, "
+      "backfill_next_at = COALESCE(p.backfill_next_at, EXCLUDED.backfill_next_at) "
+      "WHERE p.state <> 'ARCHIVED' AND (p.log_offset IS NULL OR p.log_offset < "
+      "EXCLUDED.log_offset)";
+  std::array<ArrayColumn, 12> c;
+  size_t n = 0;
+  auto flush = [&] {
+    if (n > 0) ExecColumns(tx, kSql, c);
+    n = 0;
+  };
+  for (const OutcomeRow& r : rows) {
+    const Outcome& o = r.outcome;
+    c[0].AddInt(o.mailbox_id);
+    c[1].Add(OutcomeStateName(o.state));
+    c[2].AddOrNull(o.identity_key);
+    c[3].AddInt(o.attempts);
+    c[4].AddOrNull(o.error_class);
+    c[5].AddOrNull(o.last_error);
+    c[6].AddOrNull(o.prev_error);
+    c[7].AddTime(o.decided_micros);
+    c[8].AddTimeOrNull(r.received_micros);
+    c[9].AddTimeOrNull(r.enqueued_micros);
+    c[10].AddInt(o.log_offset);
+    c[11].AddTime(o.decided_micros);
+    if (++n >= kMaxRowsPerStatement || c[5].Bytes() + c[6].Bytes() >= kMaxStatementBytes) flush();
+  }
+  flush();
+}
+
+void WriteEvents(pqxx::dbtransaction& tx, const std::vector<EventRow>& rows) {
+  // ORDER BY ord: event_id (BIGSERIAL) follows the batch's order, the log's.
+  static const std::string kSql =
+      "INSERT INTO msg_event (event_key, target, partition_key, event_type, state_version, "
+      "payload_json, created_at, source_msg_id) SELECT k, t, pk, et, sv, p, ca, sm FROM "
+      "unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], "
+      "$7::timestamptz[], $8::bigint[]) WITH ORDINALITY AS u (k, t, pk, et, sv, p, ca, sm, ord) "
+      "ORDER BY ord ON CONFLICT (event_key) DO NOTHING";
+  std::array<ArrayColumn, 8> c;
+  size_t n = 0;
+  auto flush = [&] {
+    if (n > 0) ExecColumns(tx, kSql, c);
+    n = 0;
+  };
+  for (const EventRow& e : rows) {
+    c[0].Add(e.event_key);
+    c[1].Add(e.target);
+    c[2].AddOrNull(e.partition_key);
+    c[3].Add(e.event_type);
+    c[4].AddInt(e.state_version);
+    c[5].Add(e.payload_json);
+    c[6].AddTime(e.created_micros);
+    c[7].AddIntOrNull(e.source_msg_id);
+    if (++n >= kMaxRowsPerStatement || c[5].Bytes() >= kMaxStatementBytes) flush();
+  }
+  flush();
+}
+
+void WriteReferences(pqxx::dbtransaction& tx, const std::vector<ReferenceRow>& rows) {
+  std::vector<const ReferenceRow*> upserts;
+  std::vector<const ReferenceRow*> deletes;
+  for (const ReferenceRow& r : rows) (r.deleted ? deletes : upserts).push_back(&r);
+  ExecValues<ReferenceRow>(
+      tx,
+      "INSERT INTO ref_master AS r (rtype, rkey, payload_json, source, refreshed_at, "
+      "state_version) VALUES ",
+      " ON CONFLICT (rtype, rkey) DO UPDATE SET payload_json = EXCLUDED.payload_json, "
+      "source = EXCLUDED.source, refreshed_at = EXCLUDED.refreshed_at, "
+      "state_version = EXCLUDED.state_version "
+      "WHERE r.state_version IS NULL OR r.state_version <= EXCLUDED.state_version",
+      upserts, [&](const ReferenceRow& r) {
+        // An empty source takes the column's default ('AODB').
+        return Text(tx, r.rtype) + "," + Text(tx, r.rkey) + "," + Text(tx, r.payload_json) + "," +
+               (r.source.empty() ? std::string("DEFAULT") : Text(tx, r.source)) + "," +
+               Time(r.refreshed_micros) + "," + Int(r.state_version);
+      });
+  ExecValues<ReferenceRow>(
+      tx, "DELETE FROM ref_master AS r USING (VALUES ",
+      ") AS d (rtype, rkey, state_version) WHERE r.rtype = d.rtype AND r.rkey = d.rkey "
+      "AND (r.state_version IS NULL OR r.state_version <= d.state_version)",
+      deletes, [&](const ReferenceRow& r) {
+        return Text(tx, r.rtype) + "," + Text(tx, r.rkey) + "," + Int(r.state_version);
+      });
+}
+
+void WriteHistory(pqxx::dbtransaction& tx, const std::vector<HistoryRow>& rows) {
+  ExecValues<HistoryRow>(
+      tx,
+      "INSERT INTO flight_hst (flid, state_version, alcd, flno, mvin, sodt, payload_json, "
+      "swept_at) VALUES ",
+      " ON CONFLICT (flid, state_version) DO NOTHING", All(rows), [&](const HistoryRow& h) {
+        return Text(tx, h.flid) + "," + Int(h.state_version) + "," + TextOrNull(tx, h.alcd) + "," +
+               TextOrNull(tx, h.flno) + "," + TextOrNull(tx, h.mvin) + "," +
+               (h.sodt ? Time(*h.sodt) : std::string("NULL")) + "," + Text(tx, h.payload_json) +
+               "," + Time(h.swept_micros);
+      });
+}
+
+// Records the batch's digest; the error when PostgreSQL already holds a
+// different one for the same end offset (the fold is not deterministic, or
+// the state belongs to another history).
+Status WriteFoldBatch(pqxx::dbtransaction& tx, const PendingBatch& b) {
+  const std::string hex = ToHex(b.digest);
+  tx.exec_params(
+      "INSERT INTO fold_batch (last_offset, first_offset, fold_version, digest) "
+      "VALUES ($1, $2, $3, $4) ON CONFLICT (last_offset) DO NOTHING",
+      b.last_offset, b.first_offset, b.fold_version, hex);
+  const std::string held =
+      tx.exec_params1("SELECT digest FROM fold_batch WHERE last_offset = $1", b.last_offset)[0]
+          .as<std::string>();
+  if (held != hex) {
+    return Status::Internal("fold_batch digest mismatch at offset " +
+                            std::to_string(b.last_offset) + ": PostgreSQL has " + held +
+                            ", state has " + hex);
+  }
+  return Status::Ok();
+}
+
+struct ApplierMetrics {
+  Counter* batches;
+  Counter* outcomes;
+  Counter* events;
+  Counter* stalls;
+  Gauge* offset;
+};
+
+const ApplierMetrics& GetMetrics() {
+  static const ApplierMetrics m = [] {
+    Metrics& g = Metrics::Global();
+    return ApplierMetrics{
+        g.GetCounter("msgx_applier_batches_total", "Pending batches committed to PostgreSQL"),
+        g.GetCounter("msgx_applier_rows_total", "Rows sent to PostgreSQL by the applier",
+                     {{"table", "proc_state"}}),
+        g.GetCounter("msgx_applier_rows_total", "Rows sent to PostgreSQL by the applier",
+                     {{"table", "msg_event"}}),
+        g.GetCounter("msgx_applier_stalls_total", "Applier steps stalled by an outage"),
+        g.GetGauge("msgx_applier_pg_offset", "pipeline.applied_offset as last seen")};
+  }();
+  return m;
+}
+
+}  // namespace
+
+PgApplier::PgApplier(PgSession* pg, const StateStore* store, ApplierOptions options)
+    : pg_(pg), store_(store), options_(std::move(options)) {}
+
+Result<ApplyStep> PgApplier::Step() {
+  const ApplierMetrics& metrics = GetMetrics();
+  ApplyStep step;
+  if (epoch_ == 0) {
+    step.kind = ApplyStep::Kind::kStalled;
+    step.error = "not leader";
+    return step;
+  }
+  auto meta = store_->ReadMeta();
+  Status failure = meta.ok() ? Status::Ok() : meta.status();
+  std::optional<PendingBatch> batch;
+  std::int64_t seen = -1;
+  Status s = Status::Ok();
+  if (failure.ok()) {
+    s = pg_->Run([&](pqxx::dbtransaction& tx) {
+      auto fail = [&](Status st) {
+        failure = std::move(st);
+        throw Abort();
+      };
+      if (Status e = CheckEpoch(tx, options_.pipeline, epoch_, options_.log_uuid); !e.ok()) {
+        fail(std::move(e));
+      }
+      const std::int64_t x = tx.exec_params1("SELECT applied_offset FROM pipeline WHERE name = $1",
+                                             options_.pipeline)[0]
+                                 .as<std::int64_t>();
+      seen = x;
+      if (x >= meta->applied_offset) return;  // idle: commits an empty transaction
+      auto covering = store_->PendingCovering(x + 1);
+      if (!covering.ok()) fail(covering.status());
+      if (!covering->has_value()) {
+        fail(Status::Internal("pending batch for offset " + std::to_string(x + 1) +
+                              " is gone (pruned after pipeline.pending-retention); rebuild the "
+                              "state directory to re-create it"));
+      }
+      batch = std::move(*covering.value());
+      // A batch that starts before x+1 (PostgreSQL stopped inside it) is
+      // applied whole: every write below is idempotent.
+      WriteOutcomes(tx, batch->outcomes);
+      WriteEvents(tx, batch->events);
+      WriteReferences(tx, batch->references);
+      WriteHistory(tx, batch->history);
+      if (Status e = WriteFoldBatch(tx, *batch); !e.ok()) fail(std::move(e));
+      const pqxx::result moved = tx.exec_params(
+          "UPDATE pipeline SET applied_offset = $1, fold_version = $2, updated_at = now() "
+          "WHERE name = $3 AND applied_offset = $4",
+          batch->last_offset, batch->fold_version, options_.pipeline, x);
+      if (moved.affected_rows() != 1) {
+        // CheckEpoch's row lock forbids this; should another writer still
+        // have moved it, retrying re-reads the offset.
+        fail(Status::Infra("pipeline.applied_offset moved from " + std::to_string(x) +
+                           " during the transaction"));
+      }
+    });
+  }
+  if (!failure.ok()) s = failure;
+  if (!s.ok()) {
+    if (s.error_class() != ErrorClass::kInfra) return s;
+    metrics.stalls->Add(1);
+    step.kind = ApplyStep::Kind::kStalled;
+    step.error = s.ToString();
+    return step;
+  }
+  if (!batch) {
+    if (seen < pg_offset_) {
+      Logger("applier")->warn("pipeline.applied_offset went back from {} to {}", pg_offset_, seen);
+    }
+    pg_offset_ = seen;
+    metrics.offset->Set(static_cast<double>(seen));
+    step.kind = ApplyStep::Kind::kIdle;
+    return step;
+  }
+  MSGX_FAILPOINT("applier.committed", std::to_string(batch->last_offset));
+  if (seen < pg_offset_) {
+    Logger("applier")->warn("pipeline.applied_offset went back from {} to {}; re-applied [{}, {}]",
+                            pg_offset_, seen, batch->first_offset, batch->last_offset);
+  }
+  pg_offset_ = batch->last_offset;
+  step.kind = ApplyStep::Kind::kApplied;
+  step.first = batch->first_offset;
+  step.last = batch->last_offset;
+  step.outcomes = static_cast<int>(batch->outcomes.size());
+  step.events = static_cast<int>(batch->events.size());
+  metrics.batches->Add(1);
+  metrics.outcomes->Add(step.outcomes);
+  metrics.events->Add(step.events);
+  metrics.offset->Set(static_cast<double>(pg_offset_));
+  return step;
+}
+
+}  // namespace msgx

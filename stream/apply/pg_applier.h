@@ -1,0 +1,96 @@
+// PgApplier: moves the fold's pending batches into PostgreSQL, one batch per
+// transaction, in offset order (ARCHITECTURE.md "Commit protocol" step 4;
+// SPEC §10).
+//
+// Each Step() runs ONE transaction that
+//   1. checks this process's epoch and log UUID (CheckEpoch; a stale leader
+//      writes nothing);
+//   2. reads X = pipeline.applied_offset. X is re-read every step, so when
+//      PostgreSQL goes back (failover to an asynchronous standby, a
+//      point-in-time restore) the applier re-applies from there by itself;
+//   3. takes the pending batch covering X+1 from the state store and writes
+//      it: proc_state upserts, msg_event inserts in log order, ref_master
+//      upserts and deletes, flight_hst inserts, the fold_batch row;
+//   4. moves pipeline.applied_offset from X to the batch's last offset.
+//
+// Every write is idempotent, so a redo (a crash after commit, a restored
+// database, a batch that straddles X) is harmless:
+//   proc_state  replaced only by an outcome from a later log offset, never
+//               once ARCHIVED; backfill_at is never touched and
+//               backfill_next_at is kept once set (INV-8: every outcome is
+//               terminal, so the backfill intent lands with it);
+//   msg_event   ON CONFLICT (event_key) DO NOTHING; event_id follows the
+//               batch's event order;
+//   ref_master  changed only by a state_version at least the row's;
+//   flight_hst  ON CONFLICT (flid, state_version) DO NOTHING;
+//   fold_batch  ON CONFLICT DO NOTHING, then the digests must agree.
+//
+// Errors:
+//   - kInfra (PostgreSQL unreachable, stale epoch, RocksDB read error):
+//     ApplyStep::kStalled with the text; nothing was written, nothing is
+//     charged, the caller backs off and calls Step() again;
+//   - anything else is returned as an error Status and the caller stops
+//     with an alarm: SQLSTATE 22/23 (kInternal, a bug: the fold bounds what
+//     it writes), a fold_batch digest mismatch (kInternal), a pending batch
+//     that is gone (kInternal), a pipeline row of another log (kConfig).
+//
+// Thread-safety: not thread-safe; one thread drives Step(). The StateStore
+// may be written concurrently by the fold (its reads are thread-safe).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "base/result.h"
+#include "state/state_store.h"
+#include "stream/pg/pg_session.h"
+
+namespace msgx {
+
+struct ApplierOptions {
+  std::string pipeline = "main";
+  std::string log_uuid;
+};
+
+struct ApplyStep {
+  enum class Kind {
+    kApplied,  // one batch [first, last] was committed
+    kIdle,     // PostgreSQL holds everything the state store has
+    kStalled,  // outage, stale epoch or not leader: retry after a backoff
+  };
+  Kind kind = Kind::kIdle;
+  std::int64_t first = 0;  // kApplied: the batch's range
+  std::int64_t last = 0;
+  int outcomes = 0;  // kApplied: rows sent (a redo may have changed fewer)
+  int events = 0;
+  std::string error;  // kStalled: why
+};
+
+class PgApplier {
+ public:
+  // REQUIRES: pg and store outlive the applier.
+  PgApplier(PgSession* pg, const StateStore* store, ApplierOptions options);
+  PgApplier(const PgApplier&) = delete;
+  PgApplier& operator=(const PgApplier&) = delete;
+
+  // The epoch granted by PgLeadership; 0 (the default) means not leader,
+  // and Step() then returns kStalled "not leader" without touching
+  // PostgreSQL.
+  void set_epoch(std::int64_t epoch) { epoch_ = epoch; }
+
+  // Applies at most one pending batch (see the header comment).
+  Result<ApplyStep> Step();
+
+  // pipeline.applied_offset as last seen (after a commit: the new value);
+  // -1 when unknown or nothing applied.
+  std::int64_t pg_offset() const { return pg_offset_; }
+
+ private:
+  PgSession* pg_;
+  const StateStore* store_;
+  ApplierOptions options_;
+  std::int64_t epoch_ = 0;
+  std::int64_t pg_offset_ = -1;
+};
+
+}  // namespace msgx

@@ -1,0 +1,59 @@
+// MailboxIngest: the legacy ingest endpoint's write path (SPEC §11,
+// `POST /cminmsgs/send`): stores one message in the mailbox as an upstream
+// sender would, and answers with the stored id. It is one of the two writes
+// msgx makes to the mailbox database (SPEC §1); it never changes its schema.
+//
+// Store() checks, in order:
+//   - the size against codec.max-bytes            → kCodecError ("too large"; HTTP 413)
+//   - the charset (Content-Type charset, then the prolog) and the bytes, and
+//     transcodes to UTF-8: an unknown charset    → kCodecError (HTTP 415),
+//     bytes invalid for it                        → kMalformed (HTTP 400)
+//   - that the text is well-formed XML            → kMalformed (HTTP 400)
+// Nothing is stored when a check fails. A well-formed message with a bad
+// META or body is stored: it reaches the fold and ends DEAD with its reason,
+// so nothing is lost and the sender learns why from proc_state.
+// The row: the UTF-8 text, date_received = the injected clock's now (airport
+// wall time is not assumed: the column is TIMESTAMP, written in UTC),
+// status VALID, and the subsystem columns from META when META decodes.
+//
+// Thread-safety: Store() may be called from many threads (a connection per
+// call is taken from an internal pool of one, under a mutex).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "base/clock.h"
+#include "base/config.h"
+#include "base/result.h"
+#include "codecs/sis_decoder.h"
+#include "stream/pg/pg_session.h"
+
+namespace msgx {
+
+class MailboxIngest {
+ public:
+  // REQUIRES: decoder and clock outlive the ingest.
+  MailboxIngest(const Config& config, const sis::SisDecoder* decoder, Clock* clock);
+
+  // Stores `body` sent with `content_type`; returns the new mailbox id.
+  Result<std::int64_t> Store(const std::string& body, const std::string& content_type);
+
+  std::int64_t max_bytes() const { return max_bytes_; }
+
+ private:
+  std::string table_;
+  MailboxColumns columns_;
+  std::int64_t max_bytes_;
+  const sis::SisDecoder* decoder_;
+  Clock* clock_;
+  std::mutex mu_;
+  PgSession session_;  // guarded by mu_
+};
+
+// The charset parameter of a Content-Type header, lower-cased ("" if none).
+std::string CharsetOf(const std::string& content_type);
+
+}  // namespace msgx

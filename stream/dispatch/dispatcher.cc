@@ -1,0 +1,347 @@
+#include "stream/dispatch/dispatcher.h"
+
+#include <algorithm>
+#include <map>
+
+#include "base/backoff.h"
+#include "base/log.h"
+#include "state/outcome.h"
+
+namespace msgx {
+namespace {
+
+constexpr size_t kMaxErrorChars = 1000;  // msg_event.last_error VARCHAR(1000)
+
+}  // namespace
+
+DispatcherOptions DispatcherOptions::ForTarget(const Config& config, const std::string& target) {
+  DispatcherOptions o;
+  o.target = target;
+  o.topic = target == "KAFKA:schd"  ? config.topic_schd
+            : target == "KAFKA:ref" ? config.topic_ref
+                                    : config.topic_msg;
+  o.max_attempts = config.pipeline.max_attempts;
+  o.backoff = config.pipeline.backoff;
+  o.backoff_cap = config.pipeline.backoff_cap;
+  o.aggregate = target == "KAFKA:schd";
+  o.flush_period = config.schd_flush_period;
+  o.flush_limit = config.schd_flush_limit;
+  o.max_batch_bytes = config.schd_max_batch_bytes;
+  return o;
+}
+
+Dispatcher::Dispatcher(PgSession* pg, Publisher* publisher, MirrorOffsetFn mirror_offset,
+                       Clock* clock, DispatcherOptions options)
+    : pg_(pg),
+      publisher_(publisher),
+      mirror_offset_(std::move(mirror_offset)),
+      clock_(clock),
+      options_(std::move(options)),
+      last_flush_mono_(clock->MonotonicMicros()) {}
+
+Result<DispatchStep> Dispatcher::Step() {
+  return options_.aggregate ? StepAggregate() : StepSingle();
+}
+
+Result<std::vector<Dispatcher::Event>> Dispatcher::LoadHead(bool open_batch_only,
+                                                            bool unbatched_only) {
+  std::vector<Event> out;
+  std::string sql =
+      "SELECT event_id, event_key, coalesce(partition_key, ''), event_type, state_version, "
+      "payload_json, attempts, "
+      "coalesce((extract(epoch FROM next_attempt_at) * 1000000)::bigint, 0), "
+      "coalesce(source_msg_id, 0), replayed_at IS NOT NULL, coalesce(batch_id, 0) "
+      "FROM msg_event WHERE target = $1 AND state = 'PENDING'";
+  if (open_batch_only) sql += " AND batch_id IS NOT NULL";
+  if (unbatched_only) sql += " AND batch_id IS NULL";
+  sql += " ORDER BY event_id LIMIT $2";
+  const int limit = options_.aggregate ? options_.flush_limit : options_.claim_limit;
+  Status s = pg_->Run([&](pqxx::dbtransaction& tx) {
+    pqxx::result r = tx.exec_params(sql, options_.target, limit);
+    out.reserve(r.size());
+    for (const auto& row : r) {
+      Event e;
+      e.event_id = row[0].as<std::int64_t>();
+      e.event_key = row[1].as<std::string>();
+      e.partition_key = row[2].as<std::string>();
+      e.event_type = row[3].as<std::string>();
+      e.state_version = row[4].as<std::int64_t>();
+      e.payload = row[5].as<std::string>();
+      e.attempts = row[6].as<int>();
+      e.next_attempt_micros = row[7].as<std::int64_t>();
+      e.source_msg_id = row[8].as<std::int64_t>();
+      e.replayed = row[9].as<bool>();
+      e.batch_id = row[10].as<std::int64_t>();
+      out.push_back(std::move(e));
+    }
+  });
+  if (!s.ok()) return s;
+  return out;
+}
+
+OutgoingMessage Dispatcher::ToMessage(const Event& e) const {
+  OutgoingMessage m{options_.topic, e.partition_key, e.payload, {}};
+  m.headers = {{"msgx-event-id", e.event_key},
+               {"msgx-mailbox-id", std::to_string(e.source_msg_id)},
+               {"msgx-type", e.event_type}};
+  if (e.replayed) m.headers.emplace_back("msgx-replay", "1");
+  return m;
+}
+
+OutgoingMessage Dispatcher::BatchMessage(const std::vector<Event>& members) const {
+  // The latest event per FLID, in the order of those latest events.
+  std::map<std::string, size_t> latest;
+  for (size_t i = 0; i < members.size(); ++i) latest[members[i].partition_key] = i;
+  std::vector<size_t> keep;
+  keep.reserve(latest.size());
+  for (const auto& [flid, i] : latest) keep.push_back(i);
+  std::sort(keep.begin(), keep.end());
+  std::string value = "[";
+  for (size_t k = 0; k < keep.size(); ++k) {
+    if (k > 0) value += ',';
+    value += members[keep[k]].payload;
+  }
+  value += ']';
+  OutgoingMessage m{options_.topic, "schedule", std::move(value), {}};
+  m.headers = {{"msgx-event-id", "schd-batch:" + std::to_string(members.front().batch_id)},
+               {"msgx-mailbox-id", std::to_string(members.back().source_msg_id)},
+               {"msgx-type", "SCHEDULE"}};
+  const bool replayed =
+      std::any_of(members.begin(), members.end(), [](const Event& e) { return e.replayed; });
+  if (replayed) m.headers.emplace_back("msgx-replay", "1");
+  return m;
+}
+
+std::vector<std::int64_t> Dispatcher::EventIds(const std::vector<Event>& events) {
+  std::vector<std::int64_t> ids;
+  ids.reserve(events.size());
+  for (const auto& e : events) ids.push_back(e.event_id);
+  return ids;
+}
+
+Status Dispatcher::MarkSent(const std::vector<Event>& events) {
+  const std::vector<std::int64_t> ids = EventIds(events);
+  const std::string now = PgTimestamp(clock_->NowMicros());
+  Status s = pg_->Run([&](pqxx::dbtransaction& tx) {
+    tx.exec_params(
+        "UPDATE msg_event SET state = 'SENT', sent_at = $2::timestamptz, attempts = attempts + 1 "
+        "WHERE event_id = ANY($1::bigint[]) AND state = 'PENDING'",
+        PgArrayLiteral(ids), now);
+  });
+  if (s.ok()) {
+    sent_total_ += static_cast<std::int64_t>(events.size());
+    stall_attempts_ = 0;
+  }
+  return s;
+}
+
+Result<int> Dispatcher::Charge(const std::vector<Event>& events, const std::string& error) {
+  const std::vector<std::int64_t> ids = EventIds(events);
+  const int attempt = events.front().attempts + 1;
+  const MicrosSinceEpoch next =
+      clock_->NowMicros() +
+      BackoffDelay(options_.backoff, options_.backoff_cap, attempt).count() * 1000;
+  int dead = 0;
+  Status s = pg_->Run([&](pqxx::dbtransaction& tx) {
+    pqxx::result r = tx.exec_params(
+        "UPDATE msg_event SET attempts = attempts + 1, error_class = 'KAFKA_PERMANENT', "
+        "last_error = $2, next_attempt_at = $3::timestamptz, "
+        "state = CASE WHEN attempts + 1 >= $4 THEN 'DEAD' ELSE 'PENDING' END "
+        "WHERE event_id = ANY($1::bigint[]) AND state = 'PENDING' RETURNING event_key, state",
+        PgArrayLiteral(ids), BoundUtf8(error, kMaxErrorChars), PgTimestamp(next),
+        options_.max_attempts);
+    for (const auto& row : r) {
+      if (row[1].as<std::string>() == "DEAD") {
+        ++dead;
+        Logger("dispatch")
+            ->error("{}", WithTrace(row[0].as<std::string>(),
+                                    "event DEAD after " + std::to_string(attempt) + " attempts (" +
+                                        options_.target + "): " + error));
+      }
+    }
+  });
+  if (!s.ok()) return s;
+  dead_total_ += dead;
+  if (dead == 0) {
+    Logger("dispatch")
+        ->warn("{}",
+               WithTrace(events.front().event_key, "permanent publish error, attempt " +
+                                                       std::to_string(attempt) + ": " + error));
+  }
+  return dead;
+}
+
+DispatchStep Dispatcher::Stall(const Status& outage) {
+  ++stall_attempts_;
+  last_error_ = outage.message();
+  DispatchStep step;
+  step.kind = DispatchStep::Kind::kStalled;
+  step.retry_after = BackoffDelay(options_.backoff, options_.backoff_cap, stall_attempts_);
+  step.error = outage.message();
+  Logger("dispatch")
+      ->warn("{} stalled (attempt {}, retry in {} ms): {}", options_.target, stall_attempts_,
+             step.retry_after.count(), outage.message());
+  return step;
+}
+
+Result<DispatchStep> Dispatcher::StepSingle() {
+  auto head = LoadHead(false, false);
+  if (!head.ok()) {
+    if (head.status().error_class() == ErrorClass::kInfra) return Stall(head.status());
+    return head.status();
+  }
+  DispatchStep step;
+  if (head->empty()) return step;  // kIdle
+  auto gate = mirror_offset_();
+  if (!gate.ok()) {
+    if (gate.status().error_class() == ErrorClass::kInfra) return Stall(gate.status());
+    return gate.status();
+  }
+  const MicrosSinceEpoch now = clock_->NowMicros();
+  std::vector<Event> batch;
+  for (auto& e : *head) {
+    if (e.next_attempt_micros > now) {
+      if (batch.empty()) {
+        step.kind = DispatchStep::Kind::kWaitingHead;
+        step.until_micros = e.next_attempt_micros;
+        return step;
+      }
+      break;
+    }
+    if (e.state_version > *gate) {
+      if (batch.empty()) {
+        step.kind = DispatchStep::Kind::kGated;
+        return step;
+      }
+      break;
+    }
+    batch.push_back(std::move(e));
+  }
+
+  std::vector<OutgoingMessage> msgs;
+  msgs.reserve(batch.size());
+  for (const auto& e : batch) msgs.push_back(ToMessage(e));
+  PublishResult r = publisher_->Publish(msgs);
+  if (r.committed) {
+    Status s = MarkSent(batch);
+    if (!s.ok()) return s.error_class() == ErrorClass::kInfra ? Result<DispatchStep>(Stall(s)) : s;
+    step.kind = DispatchStep::Kind::kSent;
+    step.sent = static_cast<int>(batch.size());
+    return step;
+  }
+  if (!r.permanent_index) return Stall(r.outage);
+
+  // A permanent error: resend one at a time up to the culprit, so that only
+  // the event that is really at fault is charged.
+  const size_t k = *r.permanent_index;
+  for (size_t i = 0; i <= k && i < batch.size(); ++i) {
+    PublishResult one =
+        batch.size() == 1 ? r : publisher_->Publish(std::span<const OutgoingMessage>(&msgs[i], 1));
+    if (one.committed) {
+      Status s = MarkSent({batch[i]});
+      if (!s.ok())
+        return s.error_class() == ErrorClass::kInfra ? Result<DispatchStep>(Stall(s)) : s;
+      ++step.sent;
+      continue;
+    }
+    if (!one.permanent_index) return Stall(one.outage);
+    auto dead = Charge({batch[i]}, one.permanent_error);
+    if (!dead.ok()) return dead.status();
+    step.kind = DispatchStep::Kind::kCharged;
+    step.dead = *dead;
+    step.error = one.permanent_error;
+    return step;
+  }
+  step.kind = DispatchStep::Kind::kSent;  // the culprit went through alone
+  return step;
+}
+
+Result<DispatchStep> Dispatcher::StepAggregate() {
+  DispatchStep step;
+  auto open = LoadHead(true, false);
+  if (!open.ok()) {
+    if (open.status().error_class() == ErrorClass::kInfra) return Stall(open.status());
+    return open.status();
+  }
+  auto gate = mirror_offset_();
+  if (!gate.ok()) {
+    if (gate.status().error_class() == ErrorClass::kInfra) return Stall(gate.status());
+    return gate.status();
+  }
+  const MicrosSinceEpoch now = clock_->NowMicros();
+  std::vector<Event> members;
+  if (!open->empty()) {
+    // Retry the open batch exactly as it was formed.
+    const std::int64_t id = open->front().batch_id;
+    for (auto& e : *open) {
+      if (e.batch_id == id) members.push_back(std::move(e));
+    }
+    if (members.front().next_attempt_micros > now) {
+      step.kind = DispatchStep::Kind::kWaitingHead;
+      step.until_micros = members.front().next_attempt_micros;
+      return step;
+    }
+  } else {
+    auto cand = LoadHead(false, true);
+    if (!cand.ok()) {
+      if (cand.status().error_class() == ErrorClass::kInfra) return Stall(cand.status());
+      return cand.status();
+    }
+    if (cand->empty()) return step;  // kIdle
+    std::int64_t bytes = 2;          // "[" and "]"
+    bool cut_by_bytes = false;
+    for (auto& e : *cand) {
+      if (e.state_version > *gate || e.next_attempt_micros > now) break;
+      const std::int64_t add = static_cast<std::int64_t>(e.payload.size()) + 1;
+      if (!members.empty() && bytes + add > options_.max_batch_bytes) {
+        cut_by_bytes = true;
+        break;
+      }
+      bytes += add;
+      members.push_back(std::move(e));
+    }
+    if (members.empty()) {
+      step.kind = DispatchStep::Kind::kGated;
+      return step;
+    }
+    const bool full = static_cast<int>(members.size()) >= options_.flush_limit || cut_by_bytes;
+    const std::int64_t since_flush = clock_->MonotonicMicros() - last_flush_mono_;
+    const std::int64_t period = options_.flush_period.count() * 1000;
+    if (!full && since_flush < period) {
+      step.kind = DispatchStep::Kind::kBatching;
+      step.retry_after = Millis{(period - since_flush + 999) / 1000};
+      return step;
+    }
+    // Record the membership before the first send.
+    const std::int64_t batch_id = members.front().event_id;
+    for (auto& e : members) e.batch_id = batch_id;
+    const std::vector<std::int64_t> ids = EventIds(members);
+    Status s = pg_->Run([&](pqxx::dbtransaction& tx) {
+      tx.exec_params(
+          "UPDATE msg_event SET batch_id = $1 WHERE event_id = ANY($2::bigint[]) "
+          "AND state = 'PENDING' AND batch_id IS NULL",
+          batch_id, PgArrayLiteral(ids));
+    });
+    if (!s.ok()) return s.error_class() == ErrorClass::kInfra ? Result<DispatchStep>(Stall(s)) : s;
+  }
+
+  OutgoingMessage m = BatchMessage(members);
+  PublishResult r = publisher_->Publish(std::span<const OutgoingMessage>(&m, 1));
+  if (r.committed) {
+    Status s = MarkSent(members);
+    if (!s.ok()) return s.error_class() == ErrorClass::kInfra ? Result<DispatchStep>(Stall(s)) : s;
+    last_flush_mono_ = clock_->MonotonicMicros();
+    step.kind = DispatchStep::Kind::kSent;
+    step.sent = static_cast<int>(members.size());
+    return step;
+  }
+  if (!r.permanent_index) return Stall(r.outage);
+  auto dead = Charge(members, r.permanent_error);
+  if (!dead.ok()) return dead.status();
+  step.kind = DispatchStep::Kind::kCharged;
+  step.dead = *dead;
+  step.error = r.permanent_error;
+  return step;
+}
+
+}  // namespace msgx

@@ -1,0 +1,143 @@
+// Dispatcher: delivers one target's outbox rows (msg_event) to Kafka, at
+// least once, in event_id order (SPEC §6, §9 I2/INV-10/D3; issue 6).
+//
+// Order. One dispatcher per target, under the single-writer lock; it is the
+// only claimer (no SKIP LOCKED). The head is the lowest PENDING event_id of
+// the target. A batch is the longest run from the head whose events are
+//   - due (next_attempt_at empty or not in the future), and
+//   - mirrored: state_version <= the Redis mirror's offset (I2).
+// It stops at the first event that is not; nothing overtakes the head.
+//
+// Publishing. The batch goes through the Publisher as one unit (one Kafka
+// transaction). Then:
+//   - committed: every event becomes SENT with sent_at, in one UPDATE;
+//   - outage: nothing is charged; the dispatcher stalls with capped backoff
+//     (stalled() is true until a publish succeeds) and retries the same head;
+//   - permanent error at event k of a batch of several: the events up to k
+//     are resent one at a time, so only the culprit is charged: attempts+1,
+//     last_error, next_attempt_at = now + backoff; at max-attempts it becomes
+//     DEAD (the DLQ), logged at ERROR and counted.
+//
+// KAFKA:schd (aggregate = true). Events are claimed into a batch when the
+// head run reaches flush-limit events, or max-batch-bytes of uncompressed
+// JSON, or flush-period has passed since the last successful flush (the
+// batch clock advances only on success). Membership is stored in
+// msg_event.batch_id (= the batch's first event_id) before the first send,
+// so a retried batch has the same id and contents. One Kafka message carries
+// the JSON array of the latest payload per FLID, under the fixed key
+// "schedule". A failure backs off the whole batch; exhausted, the whole
+// batch goes DEAD.
+//
+// Headers: msgx-event-id (event_key, or "schd-batch:<id>"), msgx-mailbox-id,
+// msgx-type (the event_type: UPSERT|DELETE, or SCHEDULE for a batch), and
+// msgx-replay: 1 when the event was returned from DEAD by an operator.
+//
+// Thread-safety: not thread-safe; one thread drives Step().
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/config.h"
+#include "base/result.h"
+#include "stream/pg/pg_session.h"
+#include "stream/dispatch/publisher.h"
+
+namespace msgx {
+
+struct DispatcherOptions {
+  std::string target;  // KAFKA:msg | KAFKA:schd | KAFKA:ref
+  std::string topic;
+  int claim_limit = 500;
+  int max_attempts = 5;
+  std::vector<Millis> backoff{Millis{1000}, Millis{2000}, Millis{4000}, Millis{8000},
+                              Millis{16000}};
+  Millis backoff_cap{60'000};
+  bool aggregate = false;  // KAFKA:schd
+  Millis flush_period{3000};
+  int flush_limit = 500;
+  std::int64_t max_batch_bytes = 900'000;
+
+  // The options of `target` ("KAFKA:msg" …) from the configuration.
+  static DispatcherOptions ForTarget(const Config& config, const std::string& target);
+};
+
+// Reads the Redis mirror's offset (the I2 gate); -1 when nothing is mirrored.
+using MirrorOffsetFn = std::function<Result<std::int64_t>()>;
+
+struct DispatchStep {
+  enum class Kind {
+    kSent,         // a batch was delivered
+    kCharged,      // a permanent error was charged (maybe DEAD)
+    kIdle,         // nothing pending
+    kWaitingHead,  // the head is backing off until `until_micros`
+    kGated,        // the head is not mirrored yet (I2)
+    kBatching,     // KAFKA:schd: collecting until flush-period
+    kStalled,      // outage: retry after `retry_after`
+  };
+  Kind kind = Kind::kIdle;
+  int sent = 0;
+  int dead = 0;
+  MicrosSinceEpoch until_micros = 0;
+  Millis retry_after{0};
+  std::string error;
+};
+
+class Dispatcher {
+ public:
+  // REQUIRES: pg, publisher, clock outlive the dispatcher.
+  Dispatcher(PgSession* pg, Publisher* publisher, MirrorOffsetFn mirror_offset, Clock* clock,
+             DispatcherOptions options);
+
+  // One round: claim, publish, record. Never sleeps; the caller waits as
+  // the returned step says. kInternal means a bug (stop with an alarm).
+  Result<DispatchStep> Step();
+
+  bool stalled() const { return stall_attempts_ > 0; }
+  const std::string& last_error() const { return last_error_; }
+  std::int64_t sent_total() const { return sent_total_; }
+  std::int64_t dead_total() const { return dead_total_; }
+
+ private:
+  struct Event {
+    std::int64_t event_id = 0;
+    std::string event_key;
+    std::string partition_key;
+    std::string event_type;
+    std::int64_t state_version = 0;
+    std::string payload;
+    int attempts = 0;
+    MicrosSinceEpoch next_attempt_micros = 0;  // 0 = due
+    std::int64_t source_msg_id = 0;
+    bool replayed = false;
+    std::int64_t batch_id = 0;  // 0 = none
+  };
+
+  static std::vector<std::int64_t> EventIds(const std::vector<Event>& events);
+  Result<DispatchStep> StepSingle();
+  Result<DispatchStep> StepAggregate();
+  Result<std::vector<Event>> LoadHead(bool open_batch_only, bool unbatched_only);
+  OutgoingMessage ToMessage(const Event& e) const;
+  OutgoingMessage BatchMessage(const std::vector<Event>& members) const;
+  Status MarkSent(const std::vector<Event>& events);
+  // Charges a permanent failure to `events`; returns how many became DEAD.
+  Result<int> Charge(const std::vector<Event>& events, const std::string& error);
+  DispatchStep Stall(const Status& outage);
+
+  PgSession* pg_;
+  Publisher* publisher_;
+  MirrorOffsetFn mirror_offset_;
+  Clock* clock_;
+  DispatcherOptions options_;
+
+  int stall_attempts_ = 0;
+  std::string last_error_;
+  std::int64_t sent_total_ = 0;
+  std::int64_t dead_total_ = 0;
+  std::int64_t last_flush_mono_ = 0;  // batch clock (monotonic micros)
+};
+
+}  // namespace msgx

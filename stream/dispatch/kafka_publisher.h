@@ -1,0 +1,78 @@
+// KafkaPublisher: Publisher over librdkafka, one transaction per batch.
+//
+// Producer settings (D3, SPEC §6): acks=all, enable.idempotence=true,
+// max.in.flight.requests.per.connection=1 are set first; kafka.producer.*
+// properties are applied on top; then the effective configuration is read
+// back from the producer and Create() refuses (kConfig, naming the key) when
+// any of the three is weaker. transactional.id comes from the caller (one
+// per log, so a restarted msgx fences its former self).
+//
+// Errors: librdkafka failures are classified by ClassifyKafkaError(): a
+// per-message permanent error is charged by the dispatcher; everything else
+// is an outage. A fatal producer error (e.g. fenced) recreates the producer
+// on the next Publish().
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/config.h"
+#include "base/result.h"
+#include "stream/dispatch/publisher.h"
+
+struct rd_kafka_s;
+struct rd_kafka_message_s;
+
+namespace msgx {
+
+struct KafkaPublisherOptions {
+  std::string bootstrap_servers;
+  std::map<std::string, std::string> producer;  // kafka.producer.*
+  std::string transactional_id;
+  std::chrono::milliseconds txn_timeout{10'000};  // each init/commit/abort call
+
+  static KafkaPublisherOptions FromConfig(const Config& config, std::string transactional_id);
+};
+
+class KafkaPublisher final : public Publisher {
+ public:
+  // Builds and checks the producer (no broker contact yet; transactions are
+  // initialised on the first Publish, so an unreachable broker is an outage
+  // there, not a start-up failure).
+  static Result<std::unique_ptr<KafkaPublisher>> Create(KafkaPublisherOptions options);
+  KafkaPublisher(const KafkaPublisher&) = delete;  // librdkafka holds `this`
+  KafkaPublisher& operator=(const KafkaPublisher&) = delete;
+  ~KafkaPublisher() override;
+
+  PublishResult Publish(std::span<const OutgoingMessage> batch) override;
+
+  // The effective value of a producer property, as librdkafka reports it.
+  std::string EffectiveProperty(const std::string& name) const;
+
+ private:
+  explicit KafkaPublisher(KafkaPublisherOptions options);
+  Status Build();
+  void Destroy();
+
+  // The delivery-report callback (rd_kafka_conf opaque = this): records the
+  // error of a message of the current batch, by its number.
+  static void OnDelivery(rd_kafka_s* rk, const rd_kafka_message_s* m, void* opaque);
+
+  KafkaPublisherOptions options_;
+  rd_kafka_s* rk_ = nullptr;
+  std::uint64_t next_message_ = 1;   // numbers messages across batches
+  std::uint64_t delivery_base_ = 0;  // number of the current batch's first
+  std::vector<int> delivery_;        // its delivery errors (-1: no report)
+  bool txn_ready_ = false;
+  bool needs_rebuild_ = false;
+};
+
+// True for errors that are the message's own fault and will not heal by
+// waiting: message too large, invalid/corrupt record, authorisation.
+bool IsPermanentKafkaError(int rd_kafka_resp_err);
+
+}  // namespace msgx

@@ -1,0 +1,120 @@
+#include "stream/fold/crash_guard.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <array>
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace msgx {
+namespace {
+
+std::atomic<std::int64_t> g_current{-1};
+std::array<char, 4096> g_path{};  // written before handlers are installed
+
+constexpr std::array<int, 5> kSignals{SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+
+// Formats a non-negative integer into buf; returns the length. Signal-safe.
+size_t FormatInt(std::int64_t v, char* buf) {
+  char tmp[24];
+  size_t n = 0;
+  do {
+    tmp[n++] = static_cast<char>('0' + v % 10);
+    v /= 10;
+  } while (v > 0 && n < sizeof(tmp));
+  for (size_t i = 0; i < n; ++i) buf[i] = tmp[n - 1 - i];
+  return n;
+}
+
+void OnFatalSignal(int sig) {
+  const std::int64_t offset = g_current.load(std::memory_order_relaxed);
+  if (offset >= 0 && g_path[0] != '\0') {
+    int fd = ::open(g_path.data(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+      char line[64];
+      size_t n = FormatInt(offset, line);
+      line[n++] = ' ';
+      n += FormatInt(sig, line + n);
+      line[n++] = '\n';
+      ssize_t w = ::write(fd, line, n);
+      (void)w;
+      ::fsync(fd);
+      ::close(fd);
+    }
+  }
+  // Die the way we would have: default action, re-raised.
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  ::sigaction(sig, &dfl, nullptr);
+  ::raise(sig);
+}
+
+}  // namespace
+
+Status CrashGuard::Install(const std::string& deaths_path) {
+  if (deaths_path.size() >= g_path.size()) {
+    return Status::Config("state.dir: deaths file path too long: " + deaths_path);
+  }
+  std::memcpy(g_path.data(), deaths_path.c_str(), deaths_path.size() + 1);
+  for (int sig : kSignals) {
+    struct sigaction sa {};
+    sa.sa_handler = OnFatalSignal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESETHAND | SA_NODEFER;
+    if (::sigaction(sig, &sa, nullptr) != 0) {
+      return Status::Internal(std::string("sigaction: ") + std::strerror(errno));
+    }
+  }
+  return Status::Ok();
+}
+
+void CrashGuard::SetCurrent(std::int64_t offset) {
+  g_current.store(offset, std::memory_order_relaxed);
+}
+
+void CrashGuard::ClearCurrent() { g_current.store(-1, std::memory_order_relaxed); }
+
+Result<std::map<std::int64_t, RecordedDeaths>> CrashGuard::ReadDeaths(
+    const std::string& deaths_path) {
+  std::map<std::int64_t, RecordedDeaths> deaths;
+  std::ifstream in(deaths_path);
+  if (!in) return deaths;  // no file, no deaths
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::int64_t offset = -1;
+    int sig = 0;
+    if (!(fields >> offset >> sig) || offset < 0) continue;  // torn line
+    RecordedDeaths& d = deaths[offset];
+    ++d.count;
+    d.last_signal = sig;
+  }
+  return deaths;
+}
+
+Status CrashGuard::Prune(const std::string& deaths_path, std::int64_t applied) {
+  auto deaths = ReadDeaths(deaths_path);
+  if (!deaths.ok()) return deaths.status();
+  const std::string tmp = deaths_path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    for (const auto& [offset, d] : *deaths) {
+      if (offset <= applied) continue;
+      for (int i = 0; i < d.count; ++i) out << offset << ' ' << d.last_signal << '\n';
+    }
+    out.flush();
+    if (!out) return Status::Infra("cannot write " + tmp);
+  }
+  if (std::rename(tmp.c_str(), deaths_path.c_str()) != 0) {
+    return Status::Infra("cannot rename " + tmp + ": " + std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
+}  // namespace msgx

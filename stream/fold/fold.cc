@@ -1,0 +1,460 @@
+#include "stream/fold/fold.h"
+
+#include <algorithm>
+#include <limits>
+#include <variant>
+
+#include "base/failpoint.h"
+#include "base/log.h"
+#include "state/digest.h"
+#include "stream/fold/crash_guard.h"
+#include "stream/fold/handlers/handlers.h"
+#include "stream/fold/identity.h"
+
+namespace msgx {
+namespace {
+
+// The error_class recorded for a decode/handler failure.
+std::string DeadClass(const Status& s) {
+  switch (s.error_class()) {
+    case ErrorClass::kMalformed:
+    case ErrorClass::kProtocol:
+    case ErrorClass::kUnsupported:
+    case ErrorClass::kCodecError:
+      return std::string(ErrorClassName(s.error_class()));
+    default:
+      return "CODEC_ERROR";  // an internal decoder failure (SPEC §2)
+  }
+}
+
+bool Replayable(const std::string& error_class) {
+  return error_class == "UNSUPPORTED" || error_class == "CODEC_ERROR" || error_class == "EXHAUSTED";
+}
+
+void AppendOutcomeCanonical(const Outcome& o, std::string* out) {
+  out->append("{\"id\":");
+  out->append(std::to_string(o.mailbox_id));
+  out->append(",\"state\":");
+  AppendJsonString(OutcomeStateName(o.state), out);
+  out->append(",\"class\":");
+  AppendJsonString(o.error_class, out);
+  out->append(",\"error\":");
+  AppendJsonString(o.last_error, out);
+  out->append(",\"identity\":");
+  AppendJsonString(o.identity_key, out);
+  out->append(",\"prev\":");
+  AppendJsonString(o.prev_error, out);
+  out->push_back('}');
+}
+
+}  // namespace
+
+FoldOptions FoldOptions::FromConfig(const Config& c, const AirportZone* zone) {
+  FoldOptions o;
+  o.batch_max = c.pipeline.batch_max;
+  o.ignore_rules = c.ignore_rules;
+  o.include_day_boundary = c.identity_include_day_boundary;
+  o.identity_window = c.identity_window;
+  o.history_keep_days = c.history_keep_days;
+  o.snapshot_clear_missing = c.schd_snapshot_clear_missing;
+  o.retry_deterministic = c.pipeline.retry_deterministic;
+  o.zone = zone;
+  return o;
+}
+
+Fold::Fold(StateStore* store, const MessageDecoder* decoder, const LogSource* log,
+           FoldOptions options)
+    : store_(store),
+      decoder_(decoder),
+      log_(log),
+      options_(std::move(options)),
+      overlay_(store),
+      pending_(options_.zone) {}
+
+Status Fold::Open() {
+  auto rules = sis::IgnoreRules::Parse(options_.ignore_rules);
+  if (!rules.ok()) return rules.status();
+  ignore_ = std::move(*rules);
+  auto meta = store_->ReadMeta();
+  if (!meta.ok()) return meta.status();
+  applied_ = meta->applied_offset;
+  committed_digest_ = meta->digest.empty() ? GenesisDigest() : meta->digest;
+  committed_generation_ = meta->generation;
+  Rollback();
+  return {};
+}
+
+void Fold::Rollback() {
+  overlay_.Discard();
+  pending_.Clear();
+  last_ = applied_;
+  digest_ = committed_digest_;
+  generation_ = committed_generation_;
+  pending_records_ = 0;
+}
+
+Status Fold::CommitPending() {
+  if (pending_records_ == 0) return {};
+  StateMeta meta;
+  meta.applied_offset = last_;
+  meta.generation = generation_;
+  meta.fold_version = kFoldVersion;
+  meta.digest = digest_;
+  BatchWrite write = overlay_.TakeBatch(meta);
+  write.pending = pending_.Finish(write, first_, last_append_);
+  Status s = store_->Commit(write);
+  if (!s.ok()) {
+    Rollback();
+    return s;
+  }
+  // Crash point: state committed, nothing mirrored or applied yet.
+  MSGX_FAILPOINT("fold.committed", std::to_string(last_));
+  applied_ = last_;
+  committed_digest_ = digest_;
+  committed_generation_ = generation_;
+  pending_records_ = 0;
+  ++counters_.batches;
+  return {};
+}
+
+Status Fold::Process(const std::vector<FoldInput>& records) {
+  held_.reset();
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const FoldInput& r = records[i];
+    if (r.offset <= last_) continue;
+    if (r.offset != last_ + 1) {
+      Rollback();
+      return Status::Internal("fold: gap in the log before offset " + std::to_string(r.offset));
+    }
+    const bool cuts = r.command && (std::holds_alternative<HistorySweepCommand>(*r.command) ||
+                                    std::holds_alternative<IdentityExpiryCommand>(*r.command));
+    if (cuts) {
+      if (Status s = CommitPending(); !s.ok()) return s;
+    }
+    std::string canon;
+    Status folded = FoldOne(r, &canon);
+    CrashGuard::ClearCurrent();  // commits and I/O are no record's fault
+    if (!folded.ok()) {
+      Rollback();
+      return folded;
+    }
+    if (held_) {
+      // Seed mode: a failed head. Drop the pending batch (its overlay holds
+      // the head's partial effects), fold the records before the head again
+      // (deterministic: the same result) and commit them; stop there.
+      const HeldHead head = *held_;
+      Rollback();
+      std::vector<FoldInput> prefix;
+      for (std::size_t k = 0; k < i; ++k) {
+        if (records[k].offset > applied_) prefix.push_back(records[k]);
+      }
+      Status s = Process(prefix);
+      held_ = head;
+      return s;
+    }
+    digest_ = ChainDigest(digest_, canon);
+    if (pending_records_ == 0) first_ = r.offset;
+    last_ = r.offset;
+    last_append_ = r.append_micros;
+    ++pending_records_;
+    ++counters_.records;
+    if (cuts || pending_records_ >= options_.batch_max || AtCut(r.offset)) {
+      if (Status s = CommitPending(); !s.ok()) return s;
+    }
+  }
+  return CommitPending();
+}
+
+bool Fold::AtCut(std::int64_t offset) const {
+  const auto& c = options_.cut_offsets;
+  return !c.empty() && offset <= c.back() && std::binary_search(c.begin(), c.end(), offset);
+}
+
+void Fold::RecordMessage(std::int64_t offset, int sub, MessageResult& m, MicrosSinceEpoch now,
+                         std::string* canon) {
+  Outcome& o = m.outcome;
+  o.last_error = BoundUtf8(std::move(o.last_error), kMaxLastError);
+  switch (o.state) {
+    case OutcomeState::kSucceeded:
+      ++counters_.succeeded;
+      break;
+    case OutcomeState::kSkipped:
+      ++counters_.skipped;
+      break;
+    case OutcomeState::kDead:
+      ++counters_.dead;
+      break;
+  }
+  canon->append(",\"m\":[");
+  canon->append(std::to_string(sub));
+  canon->push_back(',');
+  AppendOutcomeCanonical(o, canon);
+  canon->push_back(',');
+  AppendDecisionCanonical(m.decision, *options_.zone, canon);
+  canon->push_back(']');
+  if (observer_) observer_(offset, sub, o, m.decision);
+  pending_.AddMessage(offset, sub, o, m.decision, m.source, m.times, now);
+  overlay_.PutOutcome(o);
+}
+
+Status Fold::FoldOne(const FoldInput& r, std::string* canon) {
+  canon->append("{\"offset\":");
+  canon->append(std::to_string(r.offset));
+  const std::optional<std::string> quarantined =
+      log_ ? log_->QuarantineReason(r.offset) : std::nullopt;
+  if (quarantined) {
+    ++counters_.quarantined;
+    canon->append(",\"quarantined\":1");
+    if (!r.command) {
+      MessageResult m;
+      m.outcome.mailbox_id = r.mailbox_id;
+      m.outcome.state = OutcomeState::kDead;
+      m.outcome.error_class = "CODEC_ERROR";
+      m.outcome.last_error = "quarantined:" + *quarantined;
+      m.outcome.log_offset = r.offset;
+      m.outcome.message_offset = r.offset;
+      m.outcome.decided_micros = r.append_micros;
+      m.source.mailbox_id = r.mailbox_id;
+      m.times = {r.received_micros, r.append_micros};
+      Logger("fold")->error("{}", WithTrace(std::to_string(r.mailbox_id), m.outcome.last_error));
+      RecordMessage(r.offset, 0, m, r.append_micros, canon);
+    }
+    canon->push_back('}');
+    return {};
+  }
+  // From here on, a fatal signal is this record's fault (crash poison,
+  // SPEC §3); the test-only failpoint lets the crash tests make one.
+  CrashGuard::SetCurrent(r.offset);
+  if (!r.command) MSGX_FAILPOINT("fold.record", std::to_string(r.mailbox_id));
+  Status s;
+  if (r.command) {
+    std::visit(
+        [&](const auto& c) {
+          using T = std::decay_t<decltype(c)>;
+          if constexpr (std::is_same_v<T, ReplayCommand>) {
+            s = Replay(r, c, canon);
+          } else if constexpr (std::is_same_v<T, QuarantineCommand>) {
+            canon->append(",\"quarantine\":");
+            canon->append(std::to_string(c.offset));
+          } else if constexpr (std::is_same_v<T, HistorySweepCommand>) {
+            s = Sweep(r, c, canon);
+          } else if constexpr (std::is_same_v<T, ExhaustCommand>) {
+            // Consulted at the exhausted message's offset, like quarantine.
+            canon->append(",\"exhaust\":");
+            canon->append(std::to_string(c.offset));
+          } else {
+            s = Expire(r, c, canon);
+          }
+        },
+        *r.command);
+  } else {
+    auto m = DecideMessage(r, r.offset, r.append_micros);
+    if (!m.ok()) return m.status();
+    if (options_.retry_deterministic && m->outcome.state == OutcomeState::kDead) {
+      // Seed mode (SPEC §3): hold the head, unless its retries ran out.
+      Outcome& o = m->outcome;
+      if (auto reason = log_ ? log_->ExhaustReason(r.offset) : std::nullopt) {
+        o.last_error = "exhausted:" + *reason + ": " + o.error_class + ": " + o.last_error;
+        o.error_class = "EXHAUSTED";
+      } else {
+        held_ = HeldHead{r.offset, r.mailbox_id, o.error_class, o.last_error};
+        return {};
+      }
+    }
+    RecordMessage(r.offset, 0, *m, r.append_micros, canon);
+  }
+  canon->push_back('}');
+  return s;
+}
+
+Result<Fold::MessageResult> Fold::DecideMessage(const FoldInput& message,
+                                                std::int64_t decide_offset, MicrosSinceEpoch now) {
+  const std::string_view raw = message.raw;
+  const std::int64_t mailbox_id = message.mailbox_id;
+  MessageResult m;
+  m.source.mailbox_id = mailbox_id;
+  m.times = {message.received_micros, message.append_micros};
+  Outcome& o = m.outcome;
+  o.mailbox_id = mailbox_id;
+  o.log_offset = decide_offset;
+  o.message_offset = message.offset;
+  o.decided_micros = now;
+  o.attempts = 1;
+  const std::string trace = std::to_string(mailbox_id);
+  auto dead = [&](const Status& st) {
+    o.state = OutcomeState::kDead;
+    o.error_class = DeadClass(st);
+    o.last_error = st.message();
+    Logger("fold")->warn("{}", WithTrace(trace, "DEAD " + o.error_class + ": " + st.message()));
+  };
+
+  std::unique_ptr<MessageDecoder::Pending> pending;
+  auto meta = decoder_->DecodeMeta(raw, &pending);
+  if (!meta.ok()) {
+    dead(meta.status());
+    return m;
+  }
+  m.source.type = meta->type;
+  m.source.styp = meta->styp;
+  m.source.seqn = meta->seqn;
+  m.source.dttm_micros = meta->dttm_utc_micros;
+  if (auto rule = ignore_->Match(meta->type, meta->styp)) {
+    ++counters_.ignored;
+    o.state = OutcomeState::kSkipped;
+    o.last_error = "ignored:" + *rule;
+    return m;
+  }
+  auto msg = decoder_->DecodeBody(raw, std::move(pending));
+  if (!msg.ok()) {
+    dead(msg.status());
+    return m;
+  }
+
+  // Identity, only after a full decode.
+  std::int32_t epoch = 0;
+  if (msg->meta.seqn_number) {
+    auto tracker = overlay_.GetSender(msg->meta.sndr);
+    if (!tracker.ok()) return tracker.status();
+    EpochStep step = NextEpoch(*tracker, *msg->meta.seqn_number);
+    epoch = step.epoch;
+    if (step.update) overlay_.PutSender(msg->meta.sndr, *step.update);
+  }
+  o.identity_key = IdentityKey(msg->meta, options_.include_day_boundary, epoch);
+  auto binding = overlay_.GetBinding(o.identity_key);
+  if (!binding.ok()) return binding.status();
+  const std::string body_hash = BodyHash(raw);
+  if (*binding && (*binding)->mailbox_id != mailbox_id) {
+    ++counters_.duplicates;
+    o.state = OutcomeState::kSkipped;
+    o.last_error = "duplicate-of:" + std::to_string((*binding)->mailbox_id);
+    if ((*binding)->body_hash != body_hash) {
+      ++counters_.duplicate_body_differs;
+      Logger("fold")->warn(
+          "{}", WithTrace(trace, "duplicate identity " + o.identity_key + " of mailbox id " +
+                                     std::to_string((*binding)->mailbox_id) +
+                                     " with a different body (SEQN wrap or sender fault?)"));
+    }
+    return m;
+  }
+
+  DecideContext ctx;
+  ctx.now_micros = now;
+  ctx.offset = decide_offset;
+  ctx.zone = options_.zone;
+  ctx.snapshot_clear_missing = options_.snapshot_clear_missing;
+  auto d = Decide(overlay_, *msg, ctx);
+  if (!d.ok()) {
+    if (d.status().error_class() == ErrorClass::kInfra) return d.status();
+    dead(d.status());
+    return m;
+  }
+  if (!*binding) overlay_.PutBinding({o.identity_key, mailbox_id, body_hash, now});
+  m.decision = std::move(*d);
+  overlay_.Apply(m.decision);
+  if (m.decision.new_generation) ++generation_;
+  o.state = m.decision.state;
+  o.last_error = m.decision.reason;
+  counters_.rejected_records += static_cast<std::int64_t>(m.decision.rejected.size());
+  for (const Rejection& rj : m.decision.rejected) {
+    Logger("fold")->info(
+        "{}", WithTrace(trace, "rejected record " + std::to_string(rj.record_index) + " (" +
+                                   rj.key + "): " + rj.reason));
+  }
+  for (const Rejection& sk : m.decision.skipped) {
+    Logger("fold")->info(
+        "{}", WithTrace(trace, "skipped record " + std::to_string(sk.record_index) + " (" + sk.key +
+                                   "): " + sk.reason));
+  }
+  return m;
+}
+
+Status Fold::Replay(const FoldInput& cmd, const ReplayCommand& replay, std::string* canon) {
+  canon->append(",\"replay\":1");
+  int sub = 0;
+  for (std::int64_t id : replay.mailbox_ids) {
+    ++counters_.replays;
+    auto prev = overlay_.GetOutcome(id);
+    if (!prev.ok()) return prev.status();
+    std::optional<FoldInput> rec;
+    if (*prev && (*prev)->state == OutcomeState::kDead && Replayable((*prev)->error_class) &&
+        log_) {
+      auto r = log_->ReadAt((*prev)->message_offset);
+      if (!r.ok()) return r.status();
+      rec = std::move(*r);
+    }
+    if (!rec || rec->is_command()) {
+      // Silently refused (SPEC §3): not DEAD, not replayable, or unknown.
+      ++counters_.replays_refused;
+      canon->append(",\"refused\":");
+      canon->append(std::to_string(id));
+      Logger("fold")->info("{}", WithTrace(std::to_string(id), "replay refused"));
+      ++sub;
+      continue;
+    }
+    rec->mailbox_id = id;
+    auto m = DecideMessage(*rec, cmd.offset, cmd.append_micros);
+    if (!m.ok()) return m.status();
+    m->outcome.prev_error = (*prev)->error_class + ": " + (*prev)->last_error;
+    RecordMessage(cmd.offset, sub, *m, cmd.append_micros, canon);
+    ++sub;
+  }
+  return {};
+}
+
+Status Fold::Sweep(const FoldInput& cmd, const HistorySweepCommand& sweep, std::string* canon) {
+  MicrosSinceEpoch cutoff = sweep.cutoff;
+  if (cutoff == 0) {
+    cutoff = StartOfAirportDay(cmd.append_micros, *options_.zone) -
+             static_cast<MicrosSinceEpoch>(options_.history_keep_days) * 86'400'000'000LL;
+  }
+  auto old = overlay_.FlightsBySodt(std::numeric_limits<MicrosSinceEpoch>::min(), cutoff - 1);
+  if (!old.ok()) return old.status();
+  Decision d;
+  for (const std::string& flid : *old) {
+    auto f = overlay_.GetFlight(flid);
+    if (!f.ok()) return f.status();
+    if (!*f) continue;
+    FlightChange c;
+    c.op = ChangeOp::kDelete;
+    c.flid = flid;
+    c.changes = DiffRecords((*f)->data, Record{});
+    c.flight = std::make_shared<const Flight>(std::move(**f));
+    c.cause = "history-sweep";
+    d.flights.push_back(std::move(c));
+  }
+  counters_.flights_swept += static_cast<std::int64_t>(d.flights.size());
+  overlay_.Apply(d);
+  canon->append(",\"sweep\":");
+  canon->append(std::to_string(cutoff));
+  canon->push_back(',');
+  AppendDecisionCanonical(d, *options_.zone, canon);
+  pending_.AddSweep(cmd.offset, d, cmd.append_micros);
+  if (observer_) {
+    Outcome none;
+    none.log_offset = cmd.offset;
+    observer_(cmd.offset, 0, none, d);
+  }
+  return {};
+}
+
+Status Fold::Expire(const FoldInput& cmd, const IdentityExpiryCommand& expiry, std::string* canon) {
+  MicrosSinceEpoch before = expiry.before;
+  if (before == 0) before = cmd.append_micros - options_.identity_window.count() * 1000;
+  auto bindings = store_->BindingsBoundBefore(before);
+  if (!bindings.ok()) return bindings.status();
+  canon->append(",\"expire\":");
+  canon->append(std::to_string(before));
+  canon->append(",\"keys\":[");
+  bool first = true;
+  for (const IdentityBinding& b : *bindings) {
+    overlay_.DeleteBinding(b.key);
+    if (!first) canon->push_back(',');
+    first = false;
+    AppendJsonString(b.key, canon);
+  }
+  canon->push_back(']');
+  counters_.identities_expired += static_cast<std::int64_t>(bindings->size());
+  return {};
+}
+
+}  // namespace msgx

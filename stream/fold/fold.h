@@ -1,0 +1,183 @@
+// Fold: the single writer that turns the log into state (SPEC §3, §4;
+// ARCHITECTURE.md "Commit protocol" step 2).
+//
+// For each record, in log order:
+//   message  → quarantined? DEAD CODEC_ERROR quarantined:<reason>
+//            → META decode (failure ⇒ DEAD with its class)
+//            → ignore rules (SKIPPED ignored:<rule>; before anything else)
+//            → full decode (failure ⇒ DEAD: MALFORMED/PROTOCOL not
+//              replayable, UNSUPPORTED/CODEC_ERROR replayable)
+//            → identity (SNDR|TYPE|STYP|SEQN [+day] [+epoch]); bound ⇒
+//              SKIPPED duplicate-of:<mailbox id>, WARN + counter when the
+//              body differs
+//            → Decide() against the overlay; UNSUPPORTED from a handler ⇒
+//              DEAD; otherwise bind the identity and apply the Decision
+//   replay   → each listed DEAD mailbox id of a replayable class is decided
+//              again at the command's offset with the command's time;
+//              attempts reset, the old error kept in prev_error; others are
+//              refused silently (logged)
+//   quarantine → nothing at its own offset (the index is consulted at the
+//              quarantined offset)
+//   history sweep / identity expiry → the pending batch is committed first,
+//              then flights with SODT < cutoff / bindings bound before the
+//              limit leave state.
+// Every record extends the chained digest d(n) = SHA-256(d(n-1) || bytes)
+// (state/digest.h) over the record's canonical decision bytes, whatever the
+// batching. Up to batch_max records are decided against an in-memory
+// overlay and committed with ONE synced WriteBatch holding state, outcomes,
+// identity, the applied offset, the fold version, the digest at the batch
+// end, and the batch's PendingBatch (state/pending_batch.h: outcome rows,
+// events with their payloads, ref_master and flight_hst rows, mirror
+// changes) for the applier and the mirror worker.
+//
+// An infrastructure failure (kInfra from the store) discards the pending
+// batch and returns; the caller retries from applied_offset() + 1. Nothing
+// is charged to a message.
+//
+// Thread-safety: one thread; the Fold is the single writer of its store.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/config.h"
+#include "codecs/ignore_rules.h"
+#include "state/airport_zone.h"
+#include "state/state_store.h"
+#include "stream/fold/handlers/decision.h"
+#include "stream/fold/event_payload.h"
+#include "stream/fold/fold_input.h"
+#include "stream/fold/pending_builder.h"
+#include "stream/fold/state_overlay.h"
+
+namespace msgx {
+
+// Bumped whenever handler semantics change (SPEC §4).
+inline constexpr std::int64_t kFoldVersion = 1;
+
+struct FoldOptions {
+  int batch_max = 1000;
+  std::vector<std::string> ignore_rules{"LDM-*", "REGN-*", "RSTA-*", "EROR-*"};
+  bool include_day_boundary = false;
+  Millis identity_window{30LL * 24 * 3'600'000};
+  int history_keep_days = 2;
+  bool snapshot_clear_missing = false;
+  // Seed mode (pipeline.retry-deterministic): a deterministic failure holds
+  // the head instead of going DEAD, until an EXHAUST command for it is in
+  // the log (see held()).
+  bool retry_deterministic = false;
+  const AirportZone* zone = nullptr;  // REQUIRED, outlives the Fold
+  // Batch ends to cut at (ascending), besides batch_max: a rebuild cuts
+  // where PostgreSQL's fold_batch rows end, so their digests can be
+  // compared (ARCHITECTURE.md "Restart").
+  std::vector<std::int64_t> cut_offsets;
+
+  static FoldOptions FromConfig(const Config& c, const AirportZone* zone);
+};
+
+// Seed mode: the message that failed deterministically and holds the head.
+struct HeldHead {
+  std::int64_t offset = 0;
+  std::int64_t mailbox_id = 0;
+  std::string error_class;
+  std::string error;
+};
+
+struct FoldCounters {
+  std::int64_t records = 0;
+  std::int64_t succeeded = 0;
+  std::int64_t skipped = 0;
+  std::int64_t dead = 0;
+  std::int64_t ignored = 0;
+  std::int64_t duplicates = 0;
+  std::int64_t duplicate_body_differs = 0;
+  std::int64_t rejected_records = 0;
+  std::int64_t replays = 0;
+  std::int64_t replays_refused = 0;
+  std::int64_t quarantined = 0;
+  std::int64_t identities_expired = 0;
+  std::int64_t flights_swept = 0;
+  std::int64_t batches = 0;
+};
+
+// Called once per decided message (sub = index within a replay command,
+// 0 otherwise) after its decision is applied to the overlay; the outbox
+// derives events from it.
+using DecisionObserver =
+    std::function<void(std::int64_t offset, int sub, const Outcome&, const Decision&)>;
+
+class Fold {
+ public:
+  // REQUIRES: store, decoder and options.zone non-null and outliving the
+  // Fold; log may be null (no replays can be resolved, nothing quarantined).
+  Fold(StateStore* store, const MessageDecoder* decoder, const LogSource* log, FoldOptions options);
+  Fold(const Fold&) = delete;
+  Fold& operator=(const Fold&) = delete;
+
+  // Parses the ignore rules (kConfig when invalid) and reads the applied
+  // offset, digest and generation from the store.
+  Status Open();
+
+  // REQUIRES: Open() succeeded.
+  // Folds `records` in order. Records at or below applied_offset() are
+  // skipped (a restart re-reads them); a gap is kInternal. Commits every
+  // batch_max records and at the end.
+  Status Process(const std::vector<FoldInput>& records);
+
+  std::int64_t applied_offset() const { return applied_; }
+  // Seed mode: set when the last Process() stopped at a failed head. Every
+  // record before it is committed; nothing at or after it is applied. The
+  // caller waits (stream/fold/head_retry.h) and calls Process() again from
+  // applied_offset() + 1, or appends an EXHAUST command for it first.
+  const std::optional<HeldHead>& held() const { return held_; }
+  const std::string& digest() const { return committed_digest_; }
+  std::int64_t generation() const { return committed_generation_; }
+  const FoldCounters& counters() const { return counters_; }
+  void set_observer(DecisionObserver o) { observer_ = std::move(o); }
+
+ private:
+  struct MessageResult {
+    Outcome outcome;
+    Decision decision;
+    EventSource source;
+    MessageTimes times;
+  };
+  Status FoldOne(const FoldInput& r, std::string* canon);
+  Result<MessageResult> DecideMessage(const FoldInput& message, std::int64_t decide_offset,
+                                      MicrosSinceEpoch now);
+  Status Replay(const FoldInput& cmd, const ReplayCommand& replay, std::string* canon);
+  Status Sweep(const FoldInput& cmd, const HistorySweepCommand& sweep, std::string* canon);
+  Status Expire(const FoldInput& cmd, const IdentityExpiryCommand& expiry, std::string* canon);
+  void RecordMessage(std::int64_t offset, int sub, MessageResult& m, MicrosSinceEpoch now,
+                     std::string* canon);
+  bool AtCut(std::int64_t offset) const;
+  Status CommitPending();
+  void Rollback();
+
+  StateStore* store_;
+  const MessageDecoder* decoder_;
+  const LogSource* log_;
+  FoldOptions options_;
+  std::optional<sis::IgnoreRules> ignore_;  // parsed by Open()
+  StateOverlay overlay_;
+  PendingBuilder pending_;
+  DecisionObserver observer_;
+  FoldCounters counters_;
+
+  std::int64_t applied_ = -1;
+  std::string committed_digest_;
+  std::int64_t committed_generation_ = 0;
+  // Uncommitted progress.
+  std::int64_t last_ = -1;
+  std::string digest_;
+  std::int64_t generation_ = 0;
+  int pending_records_ = 0;
+  std::int64_t first_ = 0;            // first offset of the pending batch
+  MicrosSinceEpoch last_append_ = 0;  // append time of last_
+  std::optional<HeldHead> held_;
+};
+
+}  // namespace msgx

@@ -1,0 +1,92 @@
+#include "stream/fold/log_fold_source.h"
+
+#include "state/log_record.h"
+
+namespace msgx {
+
+Result<FoldInput> ToFoldInput(std::uint64_t offset, std::string_view bytes) {
+  MicrosSinceEpoch append = 0;
+  auto data = ToLogRecordData(bytes, &append);
+  if (!data.ok()) return data.status();
+  FoldInput in;
+  in.offset = static_cast<std::int64_t>(offset);
+  in.append_micros = append;
+  in.mailbox_id = data->mailbox_id;
+  in.received_micros = data->received_at.value_or(0);
+  if (data->kind == fb::RecordKind::COMMAND && data->command) {
+    std::visit(
+        [&](const auto& a) {
+          using T = std::decay_t<decltype(a)>;
+          if constexpr (std::is_same_v<T, ReplayArgs>) {
+            in.command = ReplayCommand{a.mailbox_ids};
+          } else if constexpr (std::is_same_v<T, QuarantineArgs>) {
+            in.command = QuarantineCommand{static_cast<std::int64_t>(a.offset), a.reason};
+          } else if constexpr (std::is_same_v<T, HistorySweepArgs>) {
+            in.command = HistorySweepCommand{a.cutoff};
+          } else if constexpr (std::is_same_v<T, ExhaustArgs>) {
+            in.command = ExhaustCommand{static_cast<std::int64_t>(a.offset), a.attempts, a.reason};
+          } else {
+            in.command = IdentityExpiryCommand{a.before};
+          }
+        },
+        data->command->args);
+  } else {
+    in.raw = std::move(data->raw);
+  }
+  return in;
+}
+
+Status LogFoldSource::ReadBatch(std::uint64_t from, std::size_t max,
+                                std::vector<FoldInput>* out) const {
+  std::vector<LogEntry> entries;
+  if (Status s = read_(from, max, &entries); !s.ok()) return s;
+  for (const LogEntry& e : entries) {
+    auto in = ToFoldInput(e.offset, e.bytes);
+    if (!in.ok()) return in.status();
+    out->push_back(std::move(*in));
+  }
+  return {};
+}
+
+Status LogFoldSource::BuildQuarantineIndex() {
+  quarantine_.clear();
+  exhausted_.clear();
+  std::uint64_t from = 0;
+  for (;;) {
+    std::vector<FoldInput> batch;
+    if (Status s = ReadBatch(from, 4096, &batch); !s.ok()) return s;
+    if (batch.empty()) return {};
+    for (const FoldInput& in : batch) {
+      if (in.command) {
+        if (const auto* q = std::get_if<QuarantineCommand>(&*in.command)) {
+          quarantine_.emplace(q->offset, q->reason);
+        } else if (const auto* x = std::get_if<ExhaustCommand>(&*in.command)) {
+          exhausted_.emplace(x->offset, x->reason);
+        }
+      }
+    }
+    from = static_cast<std::uint64_t>(batch.back().offset) + 1;
+  }
+}
+
+Result<std::optional<FoldInput>> LogFoldSource::ReadAt(std::int64_t offset) const {
+  if (offset < 0) return std::optional<FoldInput>();
+  std::vector<FoldInput> one;
+  if (Status s = ReadBatch(static_cast<std::uint64_t>(offset), 1, &one); !s.ok()) return s;
+  if (one.empty() || one[0].offset != offset) return std::optional<FoldInput>();
+  return std::optional<FoldInput>(std::move(one[0]));
+}
+
+std::optional<std::string> LogFoldSource::QuarantineReason(std::int64_t offset) const {
+  auto it = quarantine_.find(offset);
+  if (it == quarantine_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<std::string> LogFoldSource::ExhaustReason(std::int64_t offset) const {
+  auto it = exhausted_.find(offset);
+  if (it == exhausted_.end()) return std::nullopt;
+  return it->second;
+}
+
+}  // namespace msgx

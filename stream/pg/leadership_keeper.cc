@@ -1,0 +1,80 @@
+#include "stream/pg/leadership_keeper.h"
+
+#include "base/log.h"
+
+namespace msgx {
+
+LeadershipKeeper::LeadershipKeeper(std::string url, std::string log_uuid, Stopper* stopper,
+                                   std::chrono::milliseconds retry)
+    : leadership_(std::move(url), std::move(log_uuid)), stopper_(stopper), retry_(retry) {
+  waiting_ = "not yet tried";
+}
+
+std::string LeadershipKeeper::waiting() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return waiting_;
+}
+
+Result<bool> LeadershipKeeper::TryOnce(bool* said) {
+  auto lg = Logger("leadership");
+  auto a = leadership_.TryAcquire();
+  std::string why;
+  if (!a.ok()) {
+    if (a.status().error_class() == ErrorClass::kConfig) return a.status();
+    why = "PostgreSQL unreachable: " + a.status().message();
+  } else if (!a->leader) {
+    why = "the PostgreSQL leadership lock is held by " + a->holder;
+  } else {
+    epoch_.store(a->epoch, std::memory_order_release);
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      waiting_.clear();
+    }
+    lg->info("leading with epoch {}", a->epoch);
+    *said = false;
+    return true;
+  }
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    waiting_ = why;
+  }
+  if (!*said) {
+    lg->warn("waiting for leadership: {}", why);
+    *said = true;
+  }
+  return false;
+}
+
+Status LeadershipKeeper::AcquireFirst() {
+  bool said = false;
+  while (!stopper_->stopped()) {
+    auto led = TryOnce(&said);
+    if (!led.ok()) return led.status();
+    if (*led) return Status::Ok();
+    stopper_->WaitFor(retry_);
+  }
+  return Status::Infra("stopped while waiting for leadership");
+}
+
+Status LeadershipKeeper::Run() {
+  auto lg = Logger("leadership");
+  bool said = false;
+  while (stopper_->WaitFor(retry_)) {
+    if (epoch() > 0) {
+      Status alive = leadership_.CheckAlive();
+      if (alive.ok()) continue;
+      epoch_.store(0, std::memory_order_release);
+      {
+        std::lock_guard<std::mutex> l(mu_);
+        waiting_ = "leadership lost: " + alive.message();
+      }
+      lg->warn("leadership lost ({}); the applier and dispatchers pause", alive.message());
+    }
+    auto led = TryOnce(&said);
+    if (!led.ok()) return led.status();
+  }
+  leadership_.Release();
+  return Status::Ok();
+}
+
+}  // namespace msgx

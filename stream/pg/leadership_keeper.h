@@ -1,0 +1,60 @@
+// LeadershipKeeper: holds the PostgreSQL half of the single-writer rule for
+// `msgx run` (ARCHITECTURE.md "Single writer"), on its own thread.
+//
+//   - AcquireFirst() blocks until this process leads (it says once, at
+//     WARN, who holds the lock and keeps trying every `retry`), until the
+//     stopper stops (kInfra), or until the pipeline row belongs to
+//     another log (kConfig: a different log pointed at the same database
+//     must not write; the service stops).
+//   - Run() then checks the lock connection every `retry`. When it is lost
+//     (PostgreSQL restarted or unreachable) epoch() drops to 0 at once, so
+//     the applier and the dispatchers pause; it re-acquires with a new epoch
+//     when it can. Another process may lead meanwhile: then this one waits,
+//     and its stale epoch can commit nothing (CheckEpoch).
+//
+// The fold and capture do not need this lock: they write only the state
+// directory, which the state.dir lock protects, so they keep going through a
+// PostgreSQL outage (SPEC §3 "Outages").
+//
+// Thread-safety: epoch() and waiting() from any thread; the rest from one.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <string>
+
+#include "base/stopper.h"
+#include "stream/pg/pg_leadership.h"
+
+namespace msgx {
+
+class LeadershipKeeper {
+ public:
+  LeadershipKeeper(std::string url, std::string log_uuid, Stopper* stopper,
+                   std::chrono::milliseconds retry = std::chrono::milliseconds(1000));
+
+  Status AcquireFirst();
+  // Until the stopper stops; returns kConfig if the pipeline row turns out
+  // to belong to another log.
+  Status Run();
+
+  // The current epoch, 0 when not leading.
+  std::int64_t epoch() const { return epoch_.load(std::memory_order_acquire); }
+  // Why this process does not lead right now ("" when it does).
+  std::string waiting() const;
+
+ private:
+  // One attempt; true when leading afterwards.
+  Result<bool> TryOnce(bool* said);
+
+  PgLeadership leadership_;
+  Stopper* stopper_;
+  std::chrono::milliseconds retry_;
+  std::atomic<std::int64_t> epoch_{0};
+  mutable std::mutex mu_;
+  std::string waiting_;  // guarded by mu_
+};
+
+}  // namespace msgx

@@ -1,0 +1,99 @@
+#include "stream/pg/pg_leadership.h"
+
+#include <unistd.h>
+
+#include "stream/pg/pg_session.h"
+
+namespace msgx {
+
+PgLeadership::PgLeadership(std::string url, std::string log_uuid, std::string pipeline)
+    : url_(std::move(url)), log_uuid_(std::move(log_uuid)), pipeline_(std::move(pipeline)) {}
+
+PgLeadership::~PgLeadership() { Release(); }
+
+void PgLeadership::Release() {
+  conn_.reset();  // closing the session releases the advisory lock
+  epoch_ = 0;
+}
+
+Result<LeadershipAttempt> PgLeadership::TryAcquire() {
+  LeadershipAttempt out;
+  try {
+    if (!conn_ || !conn_->is_open()) {
+      conn_ = std::make_unique<pqxx::connection>(url_);
+      pqxx::nontransaction nt(*conn_);
+      char host[256] = {0};
+      ::gethostname(host, sizeof(host) - 1);
+      nt.exec("SET application_name = " +
+              nt.quote("msgx run pid=" + std::to_string(::getpid()) + " host=" + host));
+    }
+    {
+      pqxx::nontransaction nt(*conn_);
+      const bool got = nt.exec_params1("SELECT pg_try_advisory_lock($1)", kLockKey)[0].as<bool>();
+      if (!got) {
+        pqxx::result h = nt.exec_params(
+            "SELECT coalesce(a.application_name, '') || ' (backend ' || l.pid || ')' "
+            "FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid "
+            "WHERE l.locktype = 'advisory' AND l.granted AND "
+            "((l.classid::bigint << 32) | l.objid::bigint) = $1",
+            kLockKey);
+        out.holder = h.empty() ? "another msgx" : h[0][0].as<std::string>();
+        return out;
+      }
+    }
+    pqxx::work tx(*conn_);
+    tx.exec_params("INSERT INTO pipeline (name, log_uuid) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+                   pipeline_, log_uuid_);
+    const std::string owner =
+        tx.exec_params1("SELECT log_uuid FROM pipeline WHERE name = $1 FOR UPDATE", pipeline_)[0]
+            .as<std::string>();
+    if (owner != log_uuid_) {
+      tx.abort();
+      Release();
+      return Status::Config("pipeline '" + pipeline_ + "' belongs to log " + owner +
+                            ", not to this state.dir's log " + log_uuid_ +
+                            "; refusing to write (a different log pointed at the same database)");
+    }
+    epoch_ = tx.exec_params1(
+                   "UPDATE pipeline SET leader_epoch = leader_epoch + 1, updated_at = now() "
+                   "WHERE name = $1 RETURNING leader_epoch",
+                   pipeline_)[0]
+                 .as<std::int64_t>();
+    tx.commit();
+    out.leader = true;
+    out.epoch = epoch_;
+    return out;
+  } catch (const std::exception& e) {
+    Release();
+    return PgErrorStatus(e, "leadership");
+  }
+}
+
+Status PgLeadership::CheckAlive() {
+  if (!conn_ || epoch_ == 0) return Status::Infra("not leader");
+  try {
+    pqxx::nontransaction nt(*conn_);
+    nt.exec("SELECT 1");
+    return Status::Ok();
+  } catch (const std::exception& e) {
+    Release();
+    return Status::Infra(std::string("leadership lost: ") + e.what());
+  }
+}
+
+Status CheckEpoch(pqxx::dbtransaction& tx, const std::string& pipeline, std::int64_t epoch,
+                  const std::string& log_uuid) {
+  pqxx::result r = tx.exec_params(
+      "SELECT leader_epoch, log_uuid FROM pipeline WHERE name = $1 FOR SHARE", pipeline);
+  if (r.empty()) return Status::Infra("stale epoch: no pipeline row '" + pipeline + "'");
+  const auto current = r[0][0].as<std::int64_t>();
+  const auto owner = r[0][1].as<std::string>();
+  if (owner != log_uuid) return Status::Config("pipeline belongs to log " + owner);
+  if (current != epoch) {
+    return Status::Infra("stale epoch " + std::to_string(epoch) + " (current " +
+                         std::to_string(current) + "): another msgx leads now");
+  }
+  return Status::Ok();
+}
+
+}  // namespace msgx

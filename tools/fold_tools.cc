@@ -1,0 +1,85 @@
+#include "tools/fold_tools.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+
+namespace msgx::app {
+
+std::string ScratchDirFor(const Config& config, const std::string& what) {
+  return config.state_dir + "/" + what + "-" + std::to_string(::getpid());
+}
+
+Result<std::unique_ptr<ScratchFold>> ScratchFold::Open(const Config& config,
+                                                       const std::string& scratch_dir) {
+  std::unique_ptr<ScratchFold> s(new ScratchFold());
+  s->scratch_dir_ = scratch_dir;
+  std::error_code ec;
+  std::filesystem::remove_all(scratch_dir, ec);
+  std::filesystem::create_directories(scratch_dir, ec);
+  if (ec) return Status::Infra("cannot create " + scratch_dir + ": " + ec.message());
+  auto log = LogReader::OpenSecondary(config.state_dir + "/log", scratch_dir + "/log-secondary");
+  if (!log.ok()) return log.status();
+  s->log_ = std::move(*log);
+  auto tz = TimeZone::Load(config.airport_timezone);
+  if (!tz.ok()) return tz.status();
+  s->tz_.emplace(std::move(*tz));
+  s->airport_zone_ = std::make_unique<TimeZoneAirportZone>(*s->tz_);
+  sis::DecoderOptions dopts;
+  dopts.max_bytes = config.codec_max_bytes;
+  s->sis_decoder_ = std::make_unique<sis::SisDecoder>(*s->tz_, dopts);
+  s->decoder_ = std::make_unique<SisFoldDecoder>(*s->sis_decoder_);
+  LogReader* reader = s->log_.get();
+  s->source_ = std::make_unique<LogFoldSource>(
+      [reader](std::uint64_t from, std::size_t max, std::vector<LogEntry>* out) {
+        return reader->Read(from, max, out);
+      });
+  if (Status st = s->source_->BuildQuarantineIndex(); !st.ok()) return st;
+  auto store = StateStore::Open(scratch_dir + "/state", {false, false});
+  if (!store.ok()) return store.status();
+  s->store_ = std::move(*store);
+  s->fold_ = std::make_unique<Fold>(s->store_.get(), s->decoder_.get(), s->source_.get(),
+                                    FoldOptions::FromConfig(config, s->airport_zone_.get()));
+  if (Status st = s->fold_->Open(); !st.ok()) return st;
+  return s;
+}
+
+ScratchFold::~ScratchFold() {
+  fold_.reset();
+  store_.reset();
+  log_.reset();
+  std::error_code ec;
+  std::filesystem::remove_all(scratch_dir_, ec);
+}
+
+std::int64_t ScratchFold::log_end() const {
+  auto last = log_->last_offset();
+  return last ? static_cast<std::int64_t>(*last) : -1;
+}
+
+Status ScratchFold::Run(std::int64_t until, const std::vector<std::int64_t>& cuts,
+                        const std::function<bool(std::int64_t, const std::string&)>& on_cut) {
+  if (until < 0) until = log_end();
+  std::size_t next_cut = 0;
+  while (fold_->applied_offset() < until) {
+    const std::int64_t from = fold_->applied_offset() + 1;
+    std::int64_t end = std::min<std::int64_t>(until, from + 999);
+    while (next_cut < cuts.size() && cuts[next_cut] < from) ++next_cut;
+    if (next_cut < cuts.size() && cuts[next_cut] <= end) end = cuts[next_cut];
+    std::vector<FoldInput> in;
+    if (Status s = source_->ReadBatch(static_cast<std::uint64_t>(from),
+                                      static_cast<std::size_t>(end - from + 1), &in);
+        !s.ok()) {
+      return s;
+    }
+    if (in.empty()) return Status::Internal("log ends before offset " + std::to_string(from));
+    if (Status s = fold_->Process(in); !s.ok()) return s;
+    if (next_cut < cuts.size() && fold_->applied_offset() == cuts[next_cut]) {
+      if (on_cut && !on_cut(cuts[next_cut], fold_->digest())) return {};
+      ++next_cut;
+    }
+  }
+  return {};
+}
+
+}  // namespace msgx::app
