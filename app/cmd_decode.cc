@@ -83,7 +83,7 @@ int RunDecode(const GlobalOptions& global, const DecodeArgs& args) {
     const sis::Meta& m = msg->meta;
     std::cout << m.type << "-" << m.styp << " SNDR=" << m.sndr << " SEQN=" << m.seqn
               << " DTTM=" << m.dttm << " records=" << RecordCount(*msg)
-              << " identity=" << sis::IdentityKey(m, config->identity_include_day_boundary);
+              << " identity=" << sis::MetaIdentityKey(m, config->identity_include_day_boundary);
     if (ignored) std::cout << " ignored:" << *ignored;
     std::cout << "\n";
   }

@@ -18,10 +18,10 @@
 #include <iostream>
 
 #include "app/command.h"
+#include "app/setup.h"
 #include "tools/corpus_loader.h"
 #include "tools/dev_kafka.h"
 #include "tools/dev_services.h"
-#include "app/setup.h"
 
 namespace msgx::app {
 namespace {

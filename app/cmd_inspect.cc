@@ -9,8 +9,8 @@
 #include <iostream>
 
 #include "app/command.h"
-#include "tools/fold_tools.h"
 #include "app/setup.h"
+#include "tools/fold_tools.h"
 
 namespace msgx::app {
 namespace {

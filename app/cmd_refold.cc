@@ -22,10 +22,10 @@
 #include <map>
 
 #include "app/command.h"
-#include "tools/fold_tools.h"
 #include "app/setup.h"
 #include "state/digest.h"
 #include "state/state_codec.h"
+#include "tools/fold_tools.h"
 
 namespace msgx::app {
 namespace {

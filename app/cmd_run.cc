@@ -2,8 +2,8 @@
 #include <CLI/CLI.hpp>
 
 #include "app/command.h"
-#include "stream/service/run_service.h"
 #include "app/setup.h"
+#include "stream/service/run_service.h"
 
 namespace msgx::app {
 

@@ -37,7 +37,10 @@ enum class ErrorClass {
 // e.g. "MALFORMED", "CODEC_ERROR", "INFRA".
 std::string_view ErrorClassName(ErrorClass c);
 
-class Status {
+// [[nodiscard]]: dropping a Status is a compile warning (an error in CI), the
+// way a RocksDB debug build aborts on an unchecked one. Ignore one on purpose
+// with `(void)`, and say why beside it.
+class [[nodiscard]] Status {
  public:
   // An OK status.
   Status() = default;

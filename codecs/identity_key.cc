@@ -4,7 +4,7 @@
 
 namespace msgx::sis {
 
-std::string IdentityKey(const Meta& meta, bool include_day_boundary) {
+std::string MetaIdentityKey(const Meta& meta, bool include_day_boundary) {
   std::string key;
   key.reserve(meta.sndr.size() + meta.type.size() + meta.styp.size() + meta.seqn.size() + 12);
   key += meta.sndr;

@@ -1,6 +1,6 @@
 // The dedupe identity of a message (SPEC §2 "Identity", §10).
 //
-// IdentityKey(meta) = SNDR|TYPE|STYP|SEQN, plus |yyyyMMdd of DTTM when
+// MetaIdentityKey(meta) = SNDR|TYPE|STYP|SEQN, plus |yyyyMMdd of DTTM when
 // include_day_boundary (msgx.identity.include-day-boundary). Wrap epochs
 // are added by the fold, not here. The key is bounded by BoundKey().
 //
@@ -18,7 +18,9 @@ namespace msgx::sis {
 // proc_state.identity_key is VARCHAR(200).
 inline constexpr std::size_t kMaxIdentityKeyChars = 200;
 
-std::string IdentityKey(const Meta& meta, bool include_day_boundary);
+// The key from META alone, before the fold adds a wrap epoch
+// (stream/fold/identity.h, EpochIdentityKey).
+std::string MetaIdentityKey(const Meta& meta, bool include_day_boundary);
 
 // Keys up to max_chars bytes are returned unchanged. Longer ones become the
 // first (max_chars - 17) bytes, cut back to a UTF-8 character boundary,

@@ -38,7 +38,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (env.status().error_class() == msgx::ErrorClass::kInternal) std::abort();
       continue;
     }
-    (void)msgx::sis::IdentityKey(env->meta(), true);
+    (void)msgx::sis::MetaIdentityKey(env->meta(), true);
     auto msg = decoder.DecodeBody(std::move(env).value());
     if (msg.ok()) {
       const std::string json = msgx::sis::ToCanonicalJson(*msg);

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Style checks.
 #   scripts/lint.sh            clang-format check of every C++ file (fast; test.sh runs it)
-#   scripts/lint.sh tidy [F…]  clang-tidy (.clang-tidy) on F…, or on the C++ files changed
-#                              since origin/main (or HEAD~20); needs build/compile_commands.json
+#   scripts/lint.sh tidy [F…]  clang-tidy (.clang-tidy) on F…, or on the .cc files changed
+#                              since MSGX_TIDY_BASE (default: origin/main when HEAD is ahead
+#                              of it, else HEAD~1: a fresh clone checks its newest commit);
+#                              warnings are errors; needs build/compile_commands.json.
+#                              test.sh runs it after the build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-format}
@@ -16,11 +19,25 @@ case "$mode" in
     shift || true
     files=("$@")
     if ((${#files[@]} == 0)); then
-      base=$(git rev-parse -q --verify origin/main || git rev-parse HEAD~20)
-      mapfile -t files < <(git diff --name-only --diff-filter=AM "$base" -- '*.cc')
+      base=${MSGX_TIDY_BASE:-}
+      if [[ -z "$base" ]]; then
+        upstream=$(git rev-parse -q --verify origin/main || true)
+        if [[ -n "$upstream" && "$upstream" != "$(git rev-parse HEAD)" ]]; then
+          base=$upstream
+        else
+          base=$(git rev-parse -q --verify HEAD~1 || git rev-parse HEAD)
+        fi
+      fi
+      mapfile -t files < <(git diff --name-only --diff-filter=AMR "$base" -- '*.cc')
     fi
-    [[ -f build/compile_commands.json ]] || bash scripts/build.sh >/dev/null
-    ((${#files[@]} == 0)) || clang-tidy -p build --quiet "${files[@]}"
+    build=${MSGX_BUILD_DIR:-build}
+    [[ -f "$build/compile_commands.json" ]] || bash scripts/build.sh >/dev/null
+    if ((${#files[@]} == 0)); then
+      echo "lint: clang-tidy: no changed .cc files"
+    else
+      clang-tidy -p "$build" --quiet --warnings-as-errors='*' "${files[@]}"
+      echo "lint: clang-tidy clean (${#files[@]} changed files)"
+    fi
     ;;
   *) echo "usage: lint.sh [format | tidy [FILE…]]" >&2; exit 2 ;;
 esac

@@ -43,8 +43,8 @@
 #include "base/clock.h"
 #include "base/config.h"
 #include "base/result.h"
-#include "stream/pg/pg_session.h"
 #include "stream/dispatch/publisher.h"
+#include "stream/pg/pg_session.h"
 
 namespace msgx {
 

@@ -319,7 +319,7 @@ Result<Fold::MessageResult> Fold::DecideMessage(const FoldInput& message,
     epoch = step.epoch;
     if (step.update) overlay_.PutSender(msg->meta.sndr, *step.update);
   }
-  o.identity_key = IdentityKey(msg->meta, options_.include_day_boundary, epoch);
+  o.identity_key = EpochIdentityKey(msg->meta, options_.include_day_boundary, epoch);
   auto binding = overlay_.GetBinding(o.identity_key);
   if (!binding.ok()) return binding.status();
   const std::string body_hash = BodyHash(raw);

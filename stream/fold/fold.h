@@ -47,9 +47,9 @@
 #include "codecs/ignore_rules.h"
 #include "state/airport_zone.h"
 #include "state/state_store.h"
-#include "stream/fold/handlers/decision.h"
 #include "stream/fold/event_payload.h"
 #include "stream/fold/fold_input.h"
+#include "stream/fold/handlers/decision.h"
 #include "stream/fold/pending_builder.h"
 #include "stream/fold/state_overlay.h"
 

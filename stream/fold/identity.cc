@@ -18,8 +18,8 @@ EpochStep NextEpoch(const std::optional<SenderSeqn>& tracker, std::int64_t seqn)
   return {tracker->epoch, SenderSeqn{seqn, tracker->epoch}};
 }
 
-std::string IdentityKey(const sis::Meta& meta, bool include_day_boundary, std::int32_t epoch) {
-  std::string key = sis::IdentityKey(meta, include_day_boundary);
+std::string EpochIdentityKey(const sis::Meta& meta, bool include_day_boundary, std::int32_t epoch) {
+  std::string key = sis::MetaIdentityKey(meta, include_day_boundary);
   if (epoch > 0) key += "#e" + std::to_string(epoch);
   return sis::BoundKey(key, kMaxIdentityKey);
 }

@@ -34,7 +34,9 @@ struct EpochStep {
 // The epoch of `seqn` given the sender's tracker (nullopt: first message).
 EpochStep NextEpoch(const std::optional<SenderSeqn>& tracker, std::int64_t seqn);
 
-std::string IdentityKey(const sis::Meta& meta, bool include_day_boundary, std::int32_t epoch);
+// The fold's identity key: the codec's MetaIdentityKey plus "#e<epoch>" when
+// epoch > 0, bounded to proc_state.identity_key's width.
+std::string EpochIdentityKey(const sis::Meta& meta, bool include_day_boundary, std::int32_t epoch);
 
 // The hash that tells whether two messages with one identity differ: the
 // SHA-256 of the raw bytes without the <META>…</META> element.

@@ -22,8 +22,8 @@
 #include "state/airport_zone.h"
 #include "state/pending_batch.h"
 #include "state/state_store.h"
-#include "stream/fold/handlers/decision.h"
 #include "stream/fold/event_payload.h"
+#include "stream/fold/handlers/decision.h"
 
 namespace msgx {
 

@@ -7,10 +7,10 @@
 #include "base/log.h"
 #include "state/redis_client.h"
 #include "state/redis_mirror.h"
+#include "stream/apply/pg_applier.h"
 #include "stream/dispatch/dispatcher.h"
 #include "stream/dispatch/kafka_publisher.h"
 #include "stream/mirror/mirror_worker.h"
-#include "stream/apply/pg_applier.h"
 #include "stream/pg/pg_session.h"
 
 namespace msgx::app {

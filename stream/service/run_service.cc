@@ -7,8 +7,6 @@
 #include <optional>
 #include <thread>
 
-#include "stream/service/http_server.h"
-#include "stream/service/output_stages.h"
 #include "base/file_lock.h"
 #include "base/log.h"
 #include "base/metrics.h"
@@ -18,19 +16,21 @@
 #include "state/digest.h"
 #include "state/log_store.h"
 #include "state/state_store.h"
+#include "stream/apply/rebuild_check.h"
 #include "stream/capture/capture.h"
 #include "stream/capture/command_intake.h"
+#include "stream/capture/mailbox_ingest.h"
+#include "stream/capture/pg_mailbox.h"
 #include "stream/fold/crash_guard.h"
 #include "stream/fold/crash_poison.h"
 #include "stream/fold/fold.h"
 #include "stream/fold/head_retry.h"
-#include "stream/pg/leadership_keeper.h"
 #include "stream/fold/log_fold_source.h"
-#include "stream/capture/mailbox_ingest.h"
-#include "stream/capture/pg_mailbox.h"
-#include "stream/service/poll_loop.h"
-#include "stream/apply/rebuild_check.h"
 #include "stream/fold/sis_fold_decoder.h"
+#include "stream/pg/leadership_keeper.h"
+#include "stream/service/http_server.h"
+#include "stream/service/output_stages.h"
+#include "stream/service/poll_loop.h"
 
 namespace msgx::app {
 namespace {

@@ -6,9 +6,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "stream/service/http_server.h"
 #include "base/metrics.h"
 #include "stream/capture/mailbox_schema.h"
+#include "stream/service/http_server.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/servers.h"
 

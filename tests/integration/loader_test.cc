@@ -11,11 +11,11 @@
 #include <set>
 #include <sstream>
 
-#include "tools/corpus_loader.h"
 #include "base/clock.h"
 #include "migrations/migrator.h"
 #include "stream/capture/mailbox_schema.h"
 #include "tests/support/servers.h"
+#include "tools/corpus_loader.h"
 
 namespace msgx::app {
 namespace {

@@ -24,13 +24,13 @@
 #include <set>
 #include <thread>
 
-#include "tools/corpus_loader.h"
 #include "base/subprocess.h"
 #include "stream/capture/mailbox_schema.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/pipeline_check.h"
 #include "tests/support/servers.h"
 #include "tests/support/temp_dirs.h"
+#include "tools/corpus_loader.h"
 
 namespace msgx {
 namespace {

@@ -4,7 +4,6 @@
 #include <pqxx/pqxx>
 #include <set>
 
-#include "tools/fold_tools.h"
 #include "base/config.h"
 #include "base/log.h"
 #include "codecs/time_zone.h"
@@ -13,6 +12,7 @@
 #include "state/redis_client.h"
 #include "state/redis_mirror.h"
 #include "state/state_store.h"
+#include "tools/fold_tools.h"
 
 namespace msgx::testing {
 namespace {

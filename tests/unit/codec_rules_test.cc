@@ -52,15 +52,15 @@ TEST(CodecRules, IdentityKey) {
   m.styp = "ACFT";
   m.seqn = "1243";
   m.dttm = "20021010090311";
-  EXPECT_EQ(IdentityKey(m, false), "AODB|FLOP|ACFT|1243");
-  EXPECT_EQ(IdentityKey(m, true), "AODB|FLOP|ACFT|1243|20021010");
+  EXPECT_EQ(MetaIdentityKey(m, false), "AODB|FLOP|ACFT|1243");
+  EXPECT_EQ(MetaIdentityKey(m, true), "AODB|FLOP|ACFT|1243|20021010");
   m.sndr = std::string(300, 'S');
-  const std::string k = IdentityKey(m, false);
+  const std::string k = MetaIdentityKey(m, false);
   EXPECT_EQ(k.size(), 200u);
-  EXPECT_EQ(k, IdentityKey(m, false));
+  EXPECT_EQ(k, MetaIdentityKey(m, false));
   EXPECT_EQ(k[183], '#');
   m.seqn = "1244";
-  EXPECT_NE(k, IdentityKey(m, false));
+  EXPECT_NE(k, MetaIdentityKey(m, false));
   // A cut never splits a UTF-8 character.
   std::string wide(101, 'a');
   for (int i = 0; i < 50; ++i) wide += "国";
