@@ -1,6 +1,7 @@
 // `msgx decode [FILE|-] [--json]`: decodes one SIS message and prints it, or
-// its error class and why (SPEC §11). File and stdin input are raw bytes, so
-// the prolog's encoding= is honoured (SPEC §2).
+// its error class and why (docs/codec.md#error-classes). File and stdin
+// input are raw bytes, so the prolog's encoding= is honoured
+// (docs/codec.md#encoding-rules).
 //
 // Output: with --json, the canonical JSON of the decoded message
 // (codecs/sis_json.h) or {"class":..,"error":..}; without, one summary line

@@ -1,6 +1,7 @@
 // `msgx dev up|down|env|kafka|load`: local PostgreSQL, Redis and a
-// Kafka-protocol broker for trying msgx out (SPEC §11; tools/dev_services.h),
-// and the corpus loader (tools/corpus_loader.h).
+// Kafka-protocol broker for trying msgx out (tools/dev_services.h;
+// docs/operations.md#local-services-msgx-dev), and the corpus loader
+// (tools/corpus_loader.h).
 //
 //   up [--pg-port N] [--redis-port N]   start what is not running; exit 0
 //   down [--purge]                      stop what up started (--purge: and
@@ -32,7 +33,7 @@ std::string SelfExe() {
   return ec ? std::string("msgx") : p.string();
 }
 
-// The corpus beside the checkout (app/CMakeLists.txt).
+// The corpus in the source tree, tests/corpus/sis (tools/CMakeLists.txt).
 std::string DefaultCorpus() { return MSGX_DEFAULT_CORPUS_DIR; }
 
 struct DevFlags {

@@ -1,6 +1,6 @@
-// `msgx inspect flight FLID [--at OFFSET] [--json]` (SPEC §11): one flight
-// now (the live state store, opened read-only) or as of a log offset (a
-// scratch fold of the log up to OFFSET: time travel, SPEC §4).
+// `msgx inspect flight FLID [--at OFFSET] [--json]`: one flight now (the
+// live state store, opened read-only) or as of a log offset (a scratch fold
+// of the log up to OFFSET: time travel, docs/fold.md#tools).
 //
 // Output: --json prints the flight's canonical JSON; otherwise one
 // "FIELD: value" line per field and list. Exit 0 found, 1 not found, 2 setup

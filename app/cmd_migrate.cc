@@ -28,7 +28,8 @@ void RegisterMigrate(CLI::App& root, const GlobalOptions& global, int* exit_code
       *exit_code = 2;
       return;
     }
-    // C-14: never run DDL on the mailbox database.
+    // Never run DDL on the mailbox database
+    // (docs/capture.md#the-mailbox-is-not-ours).
     if (config->postgres_url == config->mailbox_url) {
       std::cerr << "msgx: postgres.url equals mailbox.url; migrations never touch the "
                    "mailbox database\n";

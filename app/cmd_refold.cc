@@ -1,6 +1,6 @@
-// `msgx refold [--verify] [--until OFFSET]` (SPEC §4): rebuilds state from
-// offset 0 in a scratch directory under state.dir, from the log opened as a
-// RocksDB secondary (works while the service runs).
+// `msgx refold [--verify] [--until OFFSET]` (docs/fold.md#tools): rebuilds
+// state from offset 0 in a scratch directory under state.dir, from the log
+// opened as a RocksDB secondary (works while the service runs).
 //
 // Without --verify: prints the records folded, the applied offset and the
 // chained digest. Exit 0, or 2 on a setup error (no log, bad config).

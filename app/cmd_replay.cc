@@ -1,5 +1,6 @@
 // `msgx replay (--msg ID… | --class C) | (--event ID… | --target T --dead)`
-// (SPEC §3 "Replay", §6, §11).
+// (docs/operations.md#replaying-msgx-replay; docs/fold.md#replay;
+// docs/dispatch.md#replay-of-dead-events).
 //
 // Messages: the ids are resolved now (--class reads the state store's DEAD
 // outcomes of that class, read-only, so it works while `msgx run` runs) and

@@ -1,7 +1,8 @@
-// `msgx status [--json]` (SPEC §11): offsets along the pipeline, outcome
-// counts, the mirror's lag and the outbox per target. Every source is read
-// read-only (the log as a RocksDB secondary, the state read-only), so it
-// works while `msgx run` runs. A source that cannot be read is reported as
+// `msgx status [--json]`: offsets along the pipeline, outcome counts, the
+// mirror's lag and the outbox per target
+// (docs/operations.md#looking-at-it-status-inspect-refold). Every source is
+// read read-only (the log as a RocksDB secondary, the state read-only), so
+// it works while `msgx run` runs. A source that cannot be read is reported as
 // unavailable, with why, and the rest is still shown; the exit status is
 // then 1 (0 when every configured source answered).
 #include <rapidjson/stringbuffer.h>

@@ -1,4 +1,5 @@
-// msgx: one binary, one subcommand per operator action (SPEC §11).
+// msgx: one binary, one subcommand per operator action
+// (docs/operations.md#commands).
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>

@@ -1,7 +1,8 @@
-// The one backoff rule of msgx (SPEC §3, §8): attempt n (1-based) waits
-// steps[n-1]; past the end of `steps` the last step keeps doubling; every
-// delay is capped at `cap`. With the defaults: 1s, 2s, 4s, 8s, 16s, 32s, 60s,
-// 60s, …  Pure; used for seed-mode retries, event retries and outage stalls.
+// The one backoff rule of msgx (docs/configuration.md#backoff): attempt n
+// (1-based) waits steps[n-1]; past the end of `steps` the last step keeps
+// doubling; every delay is capped at `cap`. With the defaults: 1s, 2s, 4s,
+// 8s, 16s, 32s, 60s, 60s, …  Pure; used for seed-mode retries, event retries
+// and outage stalls.
 #pragma once
 
 #include <algorithm>

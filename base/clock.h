@@ -1,8 +1,9 @@
 // Clock: the only source of "now" outside the fold.
 //
 // The fold never reads a clock: its "now" is the append timestamp of the log
-// record it is folding (SPEC §4). Everything else (capture, backoff, jobs,
-// dispatch) takes a Clock so that tests drive time by hand and never sleep.
+// record it is folding (docs/fold.md#determinism). Everything else
+// (capture, backoff, jobs, dispatch) takes a Clock so that tests drive time
+// by hand and never sleep.
 //
 // Thread-safety: SystemClock is safe from any thread. ManualClock is safe
 // from any thread; Advance() wakes nobody, callers poll.

@@ -1,13 +1,13 @@
-// Config: every setting of SPEC §8 and §11, loaded once at start-up.
+// Config: every setting (docs/configuration.md#keys-and-defaults), loaded
+// once at start-up.
 //
-// Sources, later wins: built-in defaults (SPEC §8) < YAML file < MSGX_*
-// environment variables. Keys are dotted paths ("pipeline.batch-max",
-// "mailbox.url"); in YAML they nest ("pipeline: {batch-max: 1000}") and may
-// sit under an optional top-level "msgx:" map. The environment name of a key
-// is "MSGX_" + the path upper-cased with "." and "-" as "_"
-// (MSGX_PIPELINE_BATCH_MAX). kafka.producer.* keys pass through to librdkafka;
-// from the environment MSGX_KAFKA_PRODUCER_LINGER_MS becomes
-// kafka.producer.linger.ms.
+// Sources, later wins: built-in defaults < YAML file < MSGX_* environment
+// variables. Keys are dotted paths ("pipeline.batch-max", "mailbox.url"); in
+// YAML they nest ("pipeline: {batch-max: 1000}") and may sit under an optional
+// top-level "msgx:" map. The environment name of a key is "MSGX_" + the path
+// upper-cased with "." and "-" as "_" (MSGX_PIPELINE_BATCH_MAX).
+// kafka.producer.* keys pass through to librdkafka; from the environment
+// MSGX_KAFKA_PRODUCER_LINGER_MS becomes kafka.producer.linger.ms.
 //
 // An unknown key (in the file, or an MSGX_ variable other than MSGX_CONFIG
 // and the MSGX_TEST_* family) and a bad value fail Load() with a kConfig
@@ -74,7 +74,7 @@ struct Config {
   std::string log_level = "info";
   std::string dev_dir = "./var/dev";  // where `msgx dev up` keeps its services
 
-  // SPEC §8.
+  // The pipeline's settings (docs/configuration.md#keys-and-defaults).
   PipelineConfig pipeline;
   Millis proc_state_archive_after{24LL * 3'600'000};
   Millis schd_flush_period{3000};
@@ -89,7 +89,8 @@ struct Config {
   int history_keep_days = 2;
   std::string history_sweep_at = "03:30";  // HH:MM airport time
   std::string airport_timezone = "Asia/Shanghai";
-  // ignore.rules: TYPE-STYP or TYPE-*, case-insensitive (SPEC §2).
+  // ignore.rules: TYPE-STYP or TYPE-*, case-insensitive
+  // (docs/codec.md#ignore-rules).
   std::vector<std::string> ignore_rules{"LDM-*", "REGN-*", "RSTA-*", "EROR-*"};
 };
 

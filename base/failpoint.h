@@ -1,6 +1,7 @@
-// Failpoints: test-only crash and fault points (ARCHITECTURE.md, crash
-// tests). Compiled in only when MSGX_FAILPOINTS is defined; release builds
-// configure -DMSGX_FAILPOINTS=OFF and every MSGX_FAILPOINT is then nothing.
+// Failpoints: test-only crash and fault points
+// (docs/commit-protocol.md#crash-points). Compiled in only when MSGX_FAILPOINTS
+// is defined; release builds configure -DMSGX_FAILPOINTS=OFF and every
+// MSGX_FAILPOINT is then nothing.
 //
 // A test arms failpoints through the environment of the process under test:
 //   MSGX_TEST_FAILPOINTS="fold.record:17:abort,applier.committed::kill"

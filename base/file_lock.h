@@ -1,7 +1,7 @@
-// FileLock: an exclusive advisory lock on a file (flock), held for the life
-// of the object. `msgx run` takes `<state.dir>/LOCK.msgx` before anything
-// else (ARCHITECTURE.md, "Single writer"). The kernel drops the lock when
-// the process dies, however it dies, so a successor takes over at once.
+// FileLock: an exclusive advisory lock on a file (flock), held for the life of
+// the object. `msgx run` takes `<state.dir>/LOCK.msgx` before anything else
+// (docs/commit-protocol.md#single-writer). The kernel drops the lock when the
+// process dies, however it dies, so a successor takes over at once.
 //
 // The holder writes its pid into the file, so a waiter can say who holds it.
 //

@@ -1,9 +1,9 @@
 // Logging: JSON lines through spdlog, one object per line:
 //   {"ts":"2026-11-30T02:33:03.123456Z","level":"info","component":"capture",
 //    "msg":"...","trace":"4711"}
-// "trace" is the mailbox id or event key the line is about (SPEC §11), and is
-// omitted when empty. Lines go to stderr so that stdout stays for command
-// output (`msgx decode --json`, `msgx dev env`).
+// "trace" is the mailbox id or event key the line is about
+// (docs/operations.md#logs), and is omitted when empty. Lines go to stderr so
+// that stdout stays for command output (`msgx decode --json`, `msgx dev env`).
 //
 // Thread-safety: all functions are safe from any thread.
 #pragma once

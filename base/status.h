@@ -1,12 +1,13 @@
 // Status: the outcome of an operation that can fail in an expected way.
 //
-// Errors are values in msgx (STYLE.md): a library exception stops at the
-// adapter that called the library and becomes a Status. A Status carries a
-// class that decides what the caller does with it:
-//   - the four decode classes of SPEC §2 (MALFORMED, PROTOCOL, UNSUPPORTED,
-//     CODEC_ERROR) end a message's processing;
+// Errors are values in msgx: a library exception stops at the adapter that
+// called the library and becomes a Status. A Status carries a class that
+// decides what the caller does with it:
+//   - the four decode classes (MALFORMED, PROTOCOL, UNSUPPORTED, CODEC_ERROR;
+//     docs/codec.md#error-classes) end a message's processing;
 //   - kInfra is an outage of PostgreSQL, Redis, Kafka or the disk: retried
-//     for as long as it lasts and never charged to a message (SPEC §3);
+//     for as long as it lasts and never charged to a message
+//     (docs/crash-safety.md#outages);
 //   - kConfig and kUsage stop the process at start-up;
 //   - kInternal is a bug.
 //

@@ -1,4 +1,5 @@
-// The dedupe identity of a message (SPEC §2 "Identity", §10).
+// The dedupe identity of a message (docs/fold.md#identity; the bound:
+// docs/schema.md#bounded-values).
 //
 // MetaIdentityKey(meta) = SNDR|TYPE|STYP|SEQN, plus |yyyyMMdd of DTTM when
 // include_day_boundary (msgx.identity.include-day-boundary). Wrap epochs

@@ -1,6 +1,6 @@
-// IgnoreRules: the SPEC §2 ignore rules, matched after META decodes and
-// before the body is decoded (and before identity binding and the
-// UNSUPPORTED check).
+// IgnoreRules: the ignore rules (docs/codec.md#ignore-rules), matched after
+// META decodes and before the body is decoded (and before identity binding
+// and the UNSUPPORTED check).
 //
 // A rule is `TYPE-STYP` or `TYPE-*`, case-insensitive (Config::ignore_rules,
 // baseline LDM-* REGN-* RSTA-* EROR-*). Match() returns the rule as it was

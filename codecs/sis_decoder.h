@@ -1,9 +1,9 @@
 // SisDecoder: raw mailbox text → sis::DecodedMessage, or a classified error
-// (SPEC §2). No I/O.
+// (docs/codec.md#error-classes). No I/O.
 //
 // Decoding is split in two so that ignore rules (codecs/ignore_rules.h) can
-// be applied between them (SPEC §2: an ignored type with a broken body is
-// still SKIPPED):
+// be applied between them (docs/codec.md#ignore-rules: an ignored type with
+// a broken body is still SKIPPED):
 //
 //   Result<Envelope> env = decoder.DecodeEnvelope(text, origin);  // XML + META
 //   if (rules.Match(env->meta())) → SKIPPED

@@ -50,7 +50,8 @@ constexpr std::pair<std::string_view, std::string_view> kReferenceKeys[] = {
 };
 
 // Element names that are ddMMMyyHHmm times wherever they appear in FLOP and
-// SCHD/SCHS bodies (taken from the SPEC §5 table and the corpus).
+// SCHD/SCHS bodies (taken from the FLOP table, docs/fold.md#flop-updates,
+// and the corpus).
 constexpr std::string_view kDayTimeNames[] = {
     "AOTM", "APPT", "BOTM", "CBTM", "CETM", "CHTM", "CNCL", "COBT", "COTM", "CTOT",
     "EGSR", "EGST", "EOBT", "FINT", "GCTM", "GOTM", "IEST", "LACL", "NAAT", "NEAT",

@@ -1,6 +1,6 @@
-// The SPEC §5 tables the decoder needs, in one place: FLOP STYP payload
-// kinds, reference-data record keys, supported schedule STYPs, and which
-// element names are times in which format.
+// The handler tables of docs/fold.md that the decoder needs, in one place:
+// FLOP STYP payload kinds, reference-data record keys, supported schedule
+// STYPs, and which element names are times in which format.
 //
 // Pure lookups over static tables; thread-safe.
 #pragma once
@@ -38,7 +38,8 @@ struct FlopStypInfo {
   bool key_is_attribute = true;
 };
 
-// The row of the SPEC §5 FLOP table for `styp`, or nullptr (UNSUPPORTED).
+// The row of the FLOP table (docs/fold.md#flop-updates) for `styp`, or
+// nullptr (UNSUPPORTED).
 const FlopStypInfo* FindFlopStyp(std::string_view styp);
 
 // The record key of a reference TYPE (AIRC → ITAT), or "" when `type` is not

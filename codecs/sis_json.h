@@ -4,7 +4,8 @@
 // Canonical means deterministic: the same DecodedMessage always gives the
 // same bytes. Keys come in a fixed, documented order (the order of the
 // model's fields, see docs/codec.md), arrays keep document order, no
-// whitespace. Value conventions keep SPEC §5's three states apart:
+// whitespace. Value conventions keep the three states of a value apart
+// (docs/codec.md#the-model):
 //   TextField   null = missing, "" = empty, "x" = value
 //   IntField    null = missing, "" = empty, 42 = value
 //   TimeField   null = missing, "" = empty, else

@@ -1,8 +1,8 @@
-// The decoded form of one Unisys AODB SIS message (SPEC §2, §5).
+// The decoded form of one Unisys AODB SIS message (docs/codec.md#the-messages).
 //
 // This is what the SIS decoder (codecs/sis_decoder.h) produces and what the
 // fold's pure handlers consume. It is designed so that a handler can apply
-// SPEC §5 without ever looking at XML again:
+// its rules (docs/fold.md) without ever looking at XML again:
 //   - every value keeps its three states apart: missing (no element),
 //     empty (element present, no text) and a value;
 //   - times are parsed to UTC microseconds in the airport zone, and keep the
@@ -14,15 +14,16 @@
 // Guarantees of a DecodedMessage returned OK by the decoder (the decoder
 // enforces them; handlers may rely on them):
 //   - meta.type and meta.styp are non-empty and upper-cased (ASCII), so they
-//     compare equal to the SPEC names;
+//     compare equal to the upper-case names of docs/codec.md#the-messages;
 //   - the body alternative matches meta.type (FlopBody for FLOP, ScheduleBody
 //     for SCHD and SCHS, ReferenceBody for the 23 reference types);
 //   - every FlopRecord has a non-empty FLID; every SCHD FLTR has a non-empty
 //     FLID; every ReferenceRecord has a non-empty key;
 //   - for DNLD/RESP (snapshots) RECS equals the number of records carried;
-//   - a TimeField is kUnparsable only where SPEC §5 says "unparsable ⇒
-//     reject" (FLOP COBT CTOT EOBT IEST NAAT NEAT PADT PEDT TOBT); anywhere
-//     else a bad time made the whole decode MALFORMED;
+//   - a TimeField is kUnparsable only where the FLOP table says "unparsable
+//     ⇒ reject" (FLOP COBT CTOT EOBT IEST NAAT NEAT PADT PEDT TOBT, see
+//     docs/fold.md#flop-updates); anywhere else a bad time made the whole
+//     decode MALFORMED;
 //   - CharPayload values are at most one character; IntField values fit in
 //     int64.
 //
@@ -55,7 +56,7 @@ struct TextField {
   std::string value;
 
   bool has_value() const { return presence == Presence::kValue; }
-  // Missing or empty: the cases SPEC §5 calls "empty".
+  // Missing or empty: the cases the FLOP table calls "empty".
   bool blank() const { return presence != Presence::kValue; }
 };
 
@@ -70,7 +71,7 @@ struct IntField {
   bool has_value() const { return presence == Presence::kValue; }
 };
 
-// The formats of SPEC §2, all in local airport time.
+// The formats of docs/codec.md#times, all in local airport time.
 enum class TimeFormat : std::uint8_t {
   kDateTime14 = 0,  // yyyyMMddHHmmss (META/DTTM)
   kDayTime,         // ddMMMyyHHmm  (15DEC031805), yy = 20yy
@@ -146,7 +147,8 @@ struct Meta {
 };
 
 // ---------------------------------------------------------------- FLOP ----
-// One payload alternative per row kind of the SPEC §5 FLOP table.
+// One payload alternative per row kind of the FLOP table
+// (docs/fold.md#flop-updates).
 
 // ACFT RENO TRML STND RUNW REMC FTSS: one text value (the element named like
 // the STYP). Handler: empty ⇒ reject.
@@ -302,9 +304,10 @@ struct ScheduleRecord {
   TimeField sodt;  // SCHD: the FLTR's SODT (kDayTime), if any
   std::vector<Attribute> attributes;
   std::vector<Element> fields;
-  // SCHD only: names of the SPEC §5 required fields (ALCD FLNO MVIN SODT
-  // FLTY FLIN ACFT) that are missing or empty, in that order. The handler
-  // skips such a FLTR and logs it; FLID is enforced by the decoder.
+  // SCHD only: names of the required fields (ALCD FLNO MVIN SODT FLTY FLIN
+  // ACFT, docs/fold.md#schedules) that are missing or empty, in that order.
+  // The handler skips such a FLTR and logs it; FLID is enforced by the
+  // decoder.
   std::vector<std::string> missing_required;
 
   const Element* Field(std::string_view name) const;
@@ -315,7 +318,8 @@ struct ScheduleBody {
   bool seasonal = false;  // SCHS
   IntField recs;
   // True for an upsert-only STYP whose RECS differs from records.size()
-  // (SPEC §2: only logged). For DNLD/RESP a mismatch is PROTOCOL instead.
+  // (only logged, docs/codec.md#error-classes). For DNLD/RESP a mismatch is
+  // PROTOCOL instead.
   bool recs_mismatch = false;
   TextField snam;  // SCHS only
   TextField apcd;  // SCHS only
@@ -329,10 +333,10 @@ struct ScheduleBody {
 
 // ------------------------------------------------------ reference data ----
 
-// One record of a reference type, e.g. <AIRC>. Its key per SPEC §5
-// (AIRC:ITAT, ...) is non-empty. `fields` are all other children in
-// document order, kept as given (Y/N flags are not interpreted: SPEC §5
-// "only Y is true" is the handler's rule).
+// One record of a reference type, e.g. <AIRC>. Its key
+// (docs/fold.md#reference-data: AIRC:ITAT, ...) is non-empty. `fields` are
+// all other children in document order, kept as given (Y/N flags are not
+// interpreted: "only Y is true" is the handler's rule).
 struct ReferenceRecord {
   int index = 0;         // 1-based position among the records
   std::string key_name;  // ITAT, ABCD, ...
@@ -360,7 +364,7 @@ struct DecodedMessage {
   MessageBody body;
 };
 
-// SPEC §2 snapshot STYPs (DNLD, RESP).
+// The snapshot STYPs (DNLD, RESP; docs/fold.md#schedules).
 bool IsSnapshotStyp(std::string_view styp);
 
 }  // namespace msgx::sis

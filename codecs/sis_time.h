@@ -1,4 +1,4 @@
-// Parsing of the SIS time formats (SPEC §2) into sis::TimeField.
+// Parsing of the SIS time formats (docs/codec.md#times) into sis::TimeField.
 //
 //   yyyyMMddHHmmss  META/DTTM                         20021010090311
 //   ddMMMyyHHmm     times in bodies, yy means 20yy    15DEC031805

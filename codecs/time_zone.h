@@ -1,5 +1,5 @@
 // TimeZone: an immutable IANA time zone loaded from a TZif file, used to turn
-// local airport times (SPEC §2) into UTC instants.
+// local airport times (docs/codec.md#times) into UTC instants.
 //
 // g++ 12's libstdc++ has no std::chrono time-zone database, so the zone is
 // read once at start-up from /usr/share/zoneinfo (the system tzdata package)

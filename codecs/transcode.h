@@ -1,5 +1,6 @@
-// Turning a message's bytes into UTF-8 before XML parsing (SPEC §2
-// "Encoding follows where the bytes came from").
+// Turning a message's bytes into UTF-8 before XML parsing
+// (docs/codec.md#encoding-rules: the encoding follows where the bytes came
+// from).
 //
 //   kUnicodeText  text from the mailbox's text column: the database driver
 //                 already produced Unicode (UTF-8 here), so the prolog's

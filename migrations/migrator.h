@@ -1,7 +1,8 @@
 // Migrator: brings msgx's own PostgreSQL database to the schema of the
-// migration files. Never pointed at the mailbox database (C-14): the caller
-// passes the own database's URL, and `msgx migrate` refuses a postgres.url
-// equal to mailbox.url.
+// migration files. Never pointed at the mailbox database
+// (docs/capture.md#the-mailbox-is-not-ours): the caller passes the own
+// database's URL, and `msgx migrate` refuses a postgres.url equal to
+// mailbox.url.
 //
 // Files: `V<n>__<name>.sql` in one directory, n a positive integer (gaps
 // allowed). Other files are ignored. Applied in numeric order.

@@ -1,10 +1,10 @@
 // AirportZone: the airport's UTC offset at an instant, and the two airport
 // time computations the fold needs ("the day" of a record, ISO-8601 text).
 //
-// The fold's "now" is a log record's append time in airport time (SPEC §4);
-// this interface is how pure code turns an instant into airport time without
-// reading a time-zone database. The codec's TimeZone (codecs/time_zone.h)
-// is adapted to it at start-up; tests use FixedZone.
+// The fold's "now" is a log record's append time in airport time
+// (docs/fold.md#determinism); this interface is how pure code turns an instant
+// into airport time without reading a time-zone database. The codec's TimeZone
+// (codecs/time_zone.h) is adapted to it at start-up; tests use FixedZone.
 //
 // Thread-safety: implementations are immutable; share freely.
 #pragma once

@@ -1,7 +1,7 @@
 // CaptureProgress: how far capture has read the mailbox, persisted in the log
-// store in the same WriteBatch as the records it describes (ARCHITECTURE.md,
-// "Commit protocol", step 1), so that after a crash the log and the
-// watermark never disagree.
+// store in the same WriteBatch as the records it describes
+// (docs/capture.md#what-is-persisted-and-when), so that after a crash the log
+// and the watermark never disagree.
 //
 // Thread-safety: a value.
 #pragma once

@@ -1,5 +1,5 @@
-// The fold's chained decision digest (SPEC §4): SHA-256 through OpenSSL's
-// EVP interface.
+// The fold's chained decision digest (docs/fold.md#digest): SHA-256 through
+// OpenSSL's EVP interface.
 //   d(-1) = 32 zero bytes
 //   d(n)  = SHA-256( d(n-1) || canonical bytes of the decision of record n )
 // It depends only on the sequence of decisions, never on batching.

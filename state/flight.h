@@ -1,5 +1,5 @@
 // The pure model of fold state: flights (keyed by FLID) and reference-data
-// records (keyed by type and key), SPEC §5.
+// records (keyed by type and key), docs/fold.md#model.
 //
 // A Record is a set of named fields plus named child lists:
 //   - field names are the XML element names (ALCD, FLNO, SODT, ...);

@@ -1,5 +1,5 @@
 // LogReader: read-only access to the log while `msgx run` holds it open
-// (SPEC §11, "Commands while the service runs").
+// (docs/operations.md#commands-while-the-service-runs).
 //
 // It opens the log as a RocksDB secondary instance: it reads the primary's
 // files without taking its lock, and sees the primary's later appends after

@@ -1,5 +1,6 @@
-// LogStore: the ordered log, msgx's system of record (ARCHITECTURE.md, "Two
-// RocksDB stores"). Its own RocksDB directory, `<state.dir>/log`.
+// LogStore: the ordered log, msgx's system of record
+// (docs/commit-protocol.md#two-rocksdb-stores). Its own RocksDB directory,
+// `<state.dir>/log`.
 //
 // Guarantees:
 //   - Append-only and dense: records get offsets 0, 1, 2, … in append order,

@@ -1,5 +1,6 @@
-// The per-message outcome the fold records (SPEC §3, §10 proc_state), and
-// the identity-index entries (SPEC §2). Plain values.
+// The per-message outcome the fold records (docs/fold.md#outcome-rules;
+// proc_state in docs/schema.md#outcomes), and the identity-index entries
+// (docs/fold.md#identity). Plain values.
 #pragma once
 
 #include <cstdint>
@@ -13,7 +14,8 @@ enum class OutcomeState : std::uint8_t { kSucceeded = 0, kSkipped, kDead };
 std::string_view OutcomeStateName(OutcomeState s);  // "SUCCEEDED", ...
 bool ParseOutcomeState(std::string_view name, OutcomeState* out);
 
-// Bounds of SPEC §10, enforced deterministically in the fold.
+// Bounds of docs/schema.md#bounded-values, enforced deterministically in
+// the fold.
 inline constexpr std::size_t kMaxLastError = 1000;
 inline constexpr std::size_t kMaxIdentityKey = 200;
 

@@ -1,8 +1,9 @@
 // PendingBatch: everything PostgreSQL and the Redis mirror must receive for
-// one fold batch [first_offset, last_offset] (ARCHITECTURE.md "Commit
-// protocol" step 2). The fold writes it in the same synced RocksDB
-// WriteBatch as the state it describes (StateStore column family
-// `pending`), so a crash can never separate state from its side effects.
+// one fold batch [first_offset, last_offset]
+// (docs/commit-protocol.md#one-fold-batch-one-writebatch). The fold writes
+// it in the same synced RocksDB WriteBatch as the state it describes
+// (StateStore column family `pending`), so a crash can never separate state
+// from its side effects.
 // The applier (stream/apply/pg_applier.h) and the mirror worker
 // (stream/mirror/mirror_worker.h) consume it; both are idempotent, so a redo after
 // a crash is harmless.

@@ -1,5 +1,6 @@
 // RedisMirror: flight state mirrored to Redis for readers, batch by batch
-// (SPEC §1, §6 I2; ARCHITECTURE.md, Commit protocol step 3).
+// (docs/commit-protocol.md#output-stages; what the dispatcher relies on:
+// docs/dispatch.md#the-mirror-before-dispatch-gate).
 //
 // Keys:
 //   flightInfo            hash FLID → flight JSON (what readers use)
@@ -11,8 +12,8 @@
 // Guarantees:
 //   - Apply() is one Lua call: it changes flightInfo and moves the offset
 //     from a-1 to b atomically, or changes nothing. Readers never see half a
-//     batch, and the dispatcher's I2 gate never sees an offset the hash does
-//     not hold.
+//     batch, and the dispatcher's mirror-before-dispatch gate never sees an
+//     offset the hash does not hold.
 //   - A rebuild fills the temporary hash in chunks, then one Lua call
 //     renames it over flightInfo and sets offset, generation and log UUID.
 //     Readers see the old hash until that moment, then the whole new one.

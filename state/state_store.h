@@ -1,5 +1,6 @@
-// StateStore: the state RocksDB (`<state.dir>/state`, ARCHITECTURE.md "Two
-// RocksDB stores"), derived from the log by the fold.
+// StateStore: the state RocksDB (`<state.dir>/state`,
+// docs/commit-protocol.md#two-rocksdb-stores), derived from the log by the
+// fold.
 //
 // Column families and keys:
 //   flights      FLID                              → fbstate.Flight

@@ -1,5 +1,5 @@
 // StateView: the read-only view of fold state that pure handlers decide
-// against (ARCHITECTURE.md: decide(view, message) → Decision).
+// against (docs/fold.md#decision: decide(view, message) → Decision).
 //
 // Reads return Result because the view may be backed by RocksDB: a failing
 // read is kInfra and stalls the fold; it is never charged to a message.

@@ -13,11 +13,11 @@
 //     alphanumeric run) and be real calendar dates; FFIDs like
 //     CA-CA101-A-12DEC031345-D are moved too;
 //   - first of all, a generated `SCHD DNLD` whose FLTRs create every flight
-//     (FLID) the corpus's FLOP messages refer to, because FLOP never creates
-//     a flight (SPEC §5). Each FLTR carries the required FLID ALCD FLNO MVIN
-//     SODT FLTY FLIN ACFT, taken from the first FFID seen for that FLID
-//     (ALCD-FLNO-MVIN-SODT-FLIN) when it parses, else synthetic. Its SODT is
-//     that time of day, today, or tomorrow if it has already passed;
+//     (FLID) the corpus's FLOP messages refer to, because FLOP never creates a
+//     flight (docs/fold.md#flop-updates). Each FLTR carries the required FLID
+//     ALCD FLNO MVIN SODT FLTY FLIN ACFT, taken from the first FFID seen for
+//     that FLID (ALCD-FLNO-MVIN-SODT-FLIN) when it parses, else synthetic. Its
+//     SODT is that time of day, today, or tomorrow if it has already passed;
 //   - then the corpus files in name order, except FLOP FDEL (flight delete)
 //     messages, which go last so they do not orphan the FLOPs behind them.
 //

@@ -1,7 +1,7 @@
 // DevKafka: the body of `msgx dev kafka`, a long-running foreground process
 // that keeps librdkafka's mock cluster (a real Kafka-protocol broker on
 // loopback) alive for local runs, since no Kafka package exists here
-// (ARCHITECTURE.md, "Testing with real parts").
+// (docs/testing.md#real-servers-in-tests).
 //
 // It creates `topics` (one partition each; the mock has no CreateTopics
 // admin API, so they are created through rdkafka_mock), writes its pid to

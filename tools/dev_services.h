@@ -1,5 +1,6 @@
 // DevServices: the local PostgreSQL, Redis and Kafka-protocol broker behind
-// `msgx dev up|down|env` (SPEC §11), for trying msgx out on one machine.
+// `msgx dev up|down|env` (docs/operations.md#local-services-msgx-dev), for
+// trying msgx out on one machine.
 //
 // Everything lives in one directory (dev.dir, default ./var/dev):
 //   pg/                PostgreSQL data directory (initdb; owned by `postgres`
@@ -13,9 +14,10 @@
 //   - PostgreSQL: initdb once, then `pg_ctl start -w` on 127.0.0.1 (TCP
 //     only, no unix socket) on the requested, the previously used, or a free
 //     port; creates the own database `msgx` and the mailbox database `aodb`
-//     with `cminmsgs` in SPEC §10's shape. The mailbox table is a fixture
-//     standing in for the other team's database; msgx itself never runs DDL
-//     there (C-14).
+//     with `cminmsgs` in the mailbox's shape
+//     (docs/capture.md#the-mailbox-is-not-ours). The mailbox table is a
+//     fixture standing in for the other team's database; msgx itself never
+//     runs DDL there.
 //   - redis-server without persistence, detached (setsid).
 //   - `msgx dev kafka` detached: librdkafka's mock cluster with the three
 //     topics; its bootstrap address lands in kafka.bootstrap.

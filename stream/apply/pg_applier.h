@@ -1,6 +1,6 @@
 // PgApplier: moves the fold's pending batches into PostgreSQL, one batch per
-// transaction, in offset order (ARCHITECTURE.md "Commit protocol" step 4;
-// SPEC §10).
+// transaction, in offset order (docs/commit-protocol.md#output-stages; the
+// tables: docs/schema.md).
 //
 // Each Step() runs ONE transaction that
 //   1. checks this process's epoch and log UUID (CheckEpoch; a stale leader
@@ -17,8 +17,9 @@
 // database, a batch that straddles X) is harmless:
 //   proc_state  replaced only by an outcome from a later log offset, never
 //               once ARCHIVED; backfill_at is never touched and
-//               backfill_next_at is kept once set (INV-8: every outcome is
-//               terminal, so the backfill intent lands with it);
+//               backfill_next_at is kept once set (every outcome is
+//               terminal, so the mark's intent lands with it:
+//               docs/jobs.md#processed-mark);
 //   msg_event   ON CONFLICT (event_key) DO NOTHING; event_id follows the
 //               batch's event order;
 //   ref_master  changed only by a state_version at least the row's;

@@ -1,5 +1,5 @@
 // RebuildCheck: a state store rebuilt from the log is checked against what
-// PostgreSQL already holds (SPEC §4; ARCHITECTURE.md "Restart").
+// PostgreSQL already holds (docs/commit-protocol.md#recovery).
 //
 // When the state store is behind PostgreSQL's pipeline.applied_offset (the
 // state directory was lost, or restored from an old copy), the fold must

@@ -1,5 +1,5 @@
 // Capture: copies mailbox rows into the log, in mailbox-id order, without
-// ever losing one (SPEC §12 Q2; ARCHITECTURE.md "Capture"; docs/capture.md).
+// ever losing one (docs/capture.md#the-gap-rule, docs/capture.md#late-rows).
 //
 // Mailbox ids are allocated before commit, so a reader can see id 7 before
 // id 6 commits, and a rolled-back id never appears. Capture therefore waits

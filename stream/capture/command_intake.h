@@ -1,6 +1,7 @@
 // CommandIntake: moves operator commands from the own database's
-// `msgx_command` table into the log (SPEC §11, "Commands while the service
-// runs"), in id order, each exactly once.
+// `msgx_command` table into the log
+// (docs/operations.md#commands-while-the-service-runs), in id order, each
+// exactly once.
 //
 // Table shape: migrations/V1__init.sql (command_id BIGSERIAL, kind,
 // args_json TEXT, requested_by, created_at, state PENDING|APPENDED|REJECTED,

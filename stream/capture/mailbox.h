@@ -3,7 +3,8 @@
 // an adapter per database type implements it (PgMailbox for PostgreSQL).
 //
 // Contract for implementations:
-//   - read-only: SELECTs only, never DDL (C-14), never a write;
+//   - read-only: SELECTs only, never DDL, never a write
+//     (docs/capture.md#the-mailbox-is-not-ours);
 //   - every failure of the database or driver is a kInfra Status (an outage
 //     that capture waits out), never an exception;
 //   - rows come back in ascending id order, message text exactly as the

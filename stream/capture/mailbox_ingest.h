@@ -1,7 +1,8 @@
-// MailboxIngest: the legacy ingest endpoint's write path (SPEC §11,
-// `POST /cminmsgs/send`): stores one message in the mailbox as an upstream
-// sender would, and answers with the stored id. It is one of the two writes
-// msgx makes to the mailbox database (SPEC §1); it never changes its schema.
+// MailboxIngest: the legacy ingest endpoint's write path
+// (`POST /cminmsgs/send`, docs/operations.md#http): stores one message in the
+// mailbox as an upstream sender would, and answers with the stored id. It is
+// one of the two writes msgx makes to the mailbox database
+// (docs/capture.md#the-mailbox-is-not-ours); it never changes its schema.
 //
 // Store() checks, in order:
 //   - the size against codec.max-bytes            → kCodecError ("too large"; HTTP 413)

@@ -1,12 +1,12 @@
-// The mailbox's shape (SPEC §10), for local runs (`msgx dev up`) and tests
-// ONLY. The real mailbox belongs to another team and msgx never runs DDL
-// against it (C-14); this exists so that a throwaway mailbox looks exactly
-// like the real one.
+// The mailbox's shape (docs/capture.md#the-mailbox-is-not-ours), for local
+// runs (`msgx dev up`) and tests ONLY. The real mailbox belongs to another
+// team and msgx never runs DDL against it; this exists so that a throwaway
+// mailbox looks exactly like the real one.
 #pragma once
 
 namespace msgx {
 
-// CREATE TABLE IF NOT EXISTS cminmsgs (...), exactly as SPEC §10 gives it.
+// CREATE TABLE IF NOT EXISTS cminmsgs (...), in exactly the documented shape.
 inline constexpr const char* kLocalMailboxDdl = R"sql(
 CREATE TABLE IF NOT EXISTS cminmsgs (
   cminmsgs_id BIGSERIAL PRIMARY KEY,

@@ -36,7 +36,9 @@ Status PgMailbox::Run(const char* what, Fn&& fn) {
     if (!conn_ || !conn_->is_open()) {
       conn_ = std::make_unique<pqxx::connection>(url_);
       conn_->set_client_encoding("UTF8");
-      // Belt and braces for C-14: this session cannot write at all.
+      // Belt and braces for "no DDL on the mailbox, ever"
+      // (docs/capture.md#the-mailbox-is-not-ours): this session cannot write
+      // at all.
       pqxx::nontransaction tx(*conn_);
       tx.exec("SET default_transaction_read_only = on");
       // A hung statement is an outage, not a silent stall of capture.

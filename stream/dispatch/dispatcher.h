@@ -1,11 +1,13 @@
 // Dispatcher: delivers one target's outbox rows (msg_event) to Kafka, at
-// least once, in event_id order (SPEC §6, §9 I2/INV-10/D3; issue 6).
+// least once, in event_id order (docs/dispatch.md#delivery-guarantees;
+// issue 6).
 //
 // Order. One dispatcher per target, under the single-writer lock; it is the
 // only claimer (no SKIP LOCKED). The head is the lowest PENDING event_id of
 // the target. A batch is the longest run from the head whose events are
 //   - due (next_attempt_at empty or not in the future), and
-//   - mirrored: state_version <= the Redis mirror's offset (I2).
+//   - mirrored: state_version <= the Redis mirror's offset
+//     (docs/dispatch.md#the-mirror-before-dispatch-gate).
 // It stops at the first event that is not; nothing overtakes the head.
 //
 // Publishing. The batch goes through the Publisher as one unit (one Kafka
@@ -65,7 +67,8 @@ struct DispatcherOptions {
   static DispatcherOptions ForTarget(const Config& config, const std::string& target);
 };
 
-// Reads the Redis mirror's offset (the I2 gate); -1 when nothing is mirrored.
+// Reads the Redis mirror's offset (the mirror-before-dispatch gate); -1 when
+// nothing is mirrored.
 using MirrorOffsetFn = std::function<Result<std::int64_t>()>;
 
 struct DispatchStep {
@@ -74,7 +77,7 @@ struct DispatchStep {
     kCharged,      // a permanent error was charged (maybe DEAD)
     kIdle,         // nothing pending
     kWaitingHead,  // the head is backing off until `until_micros`
-    kGated,        // the head is not mirrored yet (I2)
+    kGated,        // the head is not mirrored yet (the mirror gate)
     kBatching,     // KAFKA:schd: collecting until flush-period
     kStalled,      // outage: retry after `retry_after`
   };

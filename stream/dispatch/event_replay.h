@@ -1,9 +1,10 @@
-// Replay of DEAD outbox events (SPEC §3 "Replay", §6; `msgx replay --event`
-// and `--target T --dead`). Returns DEAD events to PENDING with attempts
-// reset and replayed_at set; error_class and last_error are kept for audit.
-// Their re-delivery carries msgx-replay: 1. Only DEAD events change; other
-// ids are ignored. Events are outputs, not state, so this is a direct
-// UPDATE of the outbox, not a log command: the fold's state is untouched.
+// Replay of DEAD outbox events (docs/dispatch.md#replay-of-dead-events;
+// `msgx replay --event` and `--target T --dead`). Returns DEAD events to
+// PENDING with attempts reset and replayed_at set; error_class and last_error
+// are kept for audit. Their re-delivery carries msgx-replay: 1. Only DEAD
+// events change; other ids are ignored. Events are outputs, not state, so this
+// is a direct UPDATE of the outbox, not a log command: the fold's state is
+// untouched.
 #pragma once
 
 #include <cstdint>

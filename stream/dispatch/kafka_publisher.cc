@@ -9,7 +9,9 @@
 namespace msgx {
 namespace {
 
-// D3 (SPEC §6): the three settings, their aliases, and what is strong enough.
+// The producer safety settings (docs/dispatch.md#producer-safety-settings;
+// "D3" in the names below is their former short code): the three settings,
+// their aliases, and what is strong enough.
 struct D3Rule {
   const char* name;
   std::vector<std::string> aliases;
@@ -94,7 +96,8 @@ Result<std::unique_ptr<KafkaPublisher>> KafkaPublisher::Create(KafkaPublisherOpt
   if (options.bootstrap_servers.empty()) {
     return Status::Config("kafka.bootstrap-servers: not configured");
   }
-  // Refuse a weakened D3 before librdkafka sees it, naming the key as given.
+  // Refuse a weakened safety setting before librdkafka sees it, naming the
+  // key as given.
   for (const D3Rule& rule : D3Rules()) {
     for (const std::string& alias : rule.aliases) {
       auto it = options.producer.find(alias);

@@ -1,11 +1,11 @@
 // KafkaPublisher: Publisher over librdkafka, one transaction per batch.
 //
-// Producer settings (D3, SPEC §6): acks=all, enable.idempotence=true,
-// max.in.flight.requests.per.connection=1 are set first; kafka.producer.*
-// properties are applied on top; then the effective configuration is read
-// back from the producer and Create() refuses (kConfig, naming the key) when
-// any of the three is weaker. transactional.id comes from the caller (one
-// per log, so a restarted msgx fences its former self).
+// Producer settings (docs/dispatch.md#producer-safety-settings): acks=all,
+// enable.idempotence=true, max.in.flight.requests.per.connection=1 are set
+// first; kafka.producer.* properties are applied on top; then the effective
+// configuration is read back from the producer and Create() refuses (kConfig,
+// naming the key) when any of the three is weaker. transactional.id comes from
+// the caller (one per log, so a restarted msgx fences its former self).
 //
 // Errors: librdkafka failures are classified by ClassifyKafkaError(): a
 // per-message permanent error is charged by the dispatcher; everything else

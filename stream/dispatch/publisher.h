@@ -1,4 +1,5 @@
-// Publisher: the seam between the dispatcher and Kafka (SPEC §6, issue 6).
+// Publisher: the seam between the dispatcher and Kafka
+// (docs/dispatch.md#order-across-failures; issue 6).
 //
 // A batch is published as ONE unit: either every message of it becomes
 // visible, in order, or none does. The Kafka implementation does this with

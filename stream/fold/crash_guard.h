@@ -1,5 +1,5 @@
-// CrashGuard: records which log record the process died on (SPEC §3,
-// "Poison by crash"; ARCHITECTURE.md, "Crash poison").
+// CrashGuard: records which log record the process died on
+// (docs/crash-safety.md#crash-poison).
 //
 // A fatal-signal handler (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT) appends
 // one line "<offset> <signal>\n" to the deaths file with open/write/close

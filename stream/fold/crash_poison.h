@@ -1,6 +1,6 @@
-// Crash poison at start-up (SPEC §3 "Poison by crash"; ARCHITECTURE.md
-// "Crash poison"): a record on which the process died twice, by a fatal
-// signal the CrashGuard recorded, is quarantined.
+// Crash poison at start-up (docs/crash-safety.md#crash-poison): a record on
+// which the process died twice, by a fatal signal the CrashGuard recorded,
+// is quarantined.
 //
 // QuarantineRepeatedDeaths reads the deaths file and, for every offset that
 // is not yet folded (offset > applied), has at least `threshold` recorded

@@ -1,7 +1,7 @@
-// Event payloads of the outbox (SPEC §6), as canonical JSON: the same
-// Decision renders to the same bytes, always. Object keys are sorted at
-// every level, times are ISO-8601 with the airport's offset, numbers are
-// integers. The payload carries its `event_key`, never the BIGSERIAL
+// Event payloads of the outbox (docs/dispatch.md#event-payloads), as canonical
+// JSON: the same Decision renders to the same bytes, always. Object keys are
+// sorted at every level, times are ISO-8601 with the airport's offset, numbers
+// are integers. The payload carries its `event_key`, never the BIGSERIAL
 // event_id (which differs between a database and its restore).
 //
 // KAFKA:msg, one per flight change:

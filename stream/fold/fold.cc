@@ -23,7 +23,7 @@ std::string DeadClass(const Status& s) {
     case ErrorClass::kCodecError:
       return std::string(ErrorClassName(s.error_class()));
     default:
-      return "CODEC_ERROR";  // an internal decoder failure (SPEC §2)
+      return "CODEC_ERROR";  // internal failure (docs/codec.md#error-classes)
   }
 }
 
@@ -223,7 +223,8 @@ Status Fold::FoldOne(const FoldInput& r, std::string* canon) {
     return {};
   }
   // From here on, a fatal signal is this record's fault (crash poison,
-  // SPEC §3); the test-only failpoint lets the crash tests make one.
+  // docs/crash-safety.md#crash-poison); the test-only failpoint lets the
+  // crash tests make one.
   CrashGuard::SetCurrent(r.offset);
   if (!r.command) MSGX_FAILPOINT("fold.record", std::to_string(r.mailbox_id));
   Status s;
@@ -251,7 +252,8 @@ Status Fold::FoldOne(const FoldInput& r, std::string* canon) {
     auto m = DecideMessage(r, r.offset, r.append_micros);
     if (!m.ok()) return m.status();
     if (options_.retry_deterministic && m->outcome.state == OutcomeState::kDead) {
-      // Seed mode (SPEC §3): hold the head, unless its retries ran out.
+      // Seed mode (docs/fold.md#seed-mode): hold the head, unless its retries
+      // ran out.
       Outcome& o = m->outcome;
       if (auto reason = log_ ? log_->ExhaustReason(r.offset) : std::nullopt) {
         o.last_error = "exhausted:" + *reason + ": " + o.error_class + ": " + o.last_error;
@@ -383,7 +385,8 @@ Status Fold::Replay(const FoldInput& cmd, const ReplayCommand& replay, std::stri
       rec = std::move(*r);
     }
     if (!rec || rec->is_command()) {
-      // Silently refused (SPEC §3): not DEAD, not replayable, or unknown.
+      // Silently refused (docs/fold.md#replay): not DEAD, not replayable, or
+      // unknown.
       ++counters_.replays_refused;
       canon->append(",\"refused\":");
       canon->append(std::to_string(id));

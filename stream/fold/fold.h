@@ -1,5 +1,5 @@
-// Fold: the single writer that turns the log into state (SPEC §3, §4;
-// ARCHITECTURE.md "Commit protocol" step 2).
+// Fold: the single writer that turns the log into state (docs/fold.md;
+// docs/commit-protocol.md#one-fold-batch-one-writebatch).
 //
 // For each record, in log order:
 //   message  → quarantined? DEAD CODEC_ERROR quarantined:<reason>
@@ -55,7 +55,7 @@
 
 namespace msgx {
 
-// Bumped whenever handler semantics change (SPEC §4).
+// Bumped whenever handler semantics change (docs/fold.md#determinism).
 inline constexpr std::int64_t kFoldVersion = 1;
 
 struct FoldOptions {
@@ -72,7 +72,7 @@ struct FoldOptions {
   const AirportZone* zone = nullptr;  // REQUIRED, outlives the Fold
   // Batch ends to cut at (ascending), besides batch_max: a rebuild cuts
   // where PostgreSQL's fold_batch rows end, so their digests can be
-  // compared (ARCHITECTURE.md "Restart").
+  // compared (docs/commit-protocol.md#recovery).
   std::vector<std::int64_t> cut_offsets;
 
   static FoldOptions FromConfig(const Config& c, const AirportZone* zone);

@@ -32,7 +32,8 @@ struct HistorySweepCommand {
 struct IdentityExpiryCommand {
   MicrosSinceEpoch before = 0;  // 0: record time - identity.window
 };
-// Seed mode: the message at `offset` exhausted its retries (SPEC §3).
+// Seed mode: the message at `offset` exhausted its retries
+// (docs/fold.md#seed-mode).
 struct ExhaustCommand {
   std::int64_t offset = 0;
   int attempts = 0;
@@ -55,7 +56,8 @@ struct FoldInput {
 // Decodes SIS bytes in two steps (codecs/sis_decoder.h behind an interface,
 // so that the fold can be tested with a fake): META first, so that ignore
 // rules apply before the body is looked at, then the body from what the
-// first step kept (no second parse). Errors carry the SPEC §2 classes.
+// first step kept (no second parse). Errors carry the decode classes
+// (docs/codec.md#error-classes).
 class MessageDecoder {
  public:
   // Whatever step 2 needs from step 1 (the parsed document).

@@ -1,10 +1,10 @@
-// HeadRetry: seed mode's waiting (SPEC §3 "Seed mode", issue 4), outside
+// HeadRetry: seed mode's waiting (docs/fold.md#seed-mode, issue 4), outside
 // the fold and under an injected clock.
 //
 // With pipeline.retry-deterministic: true, a message whose decision is a
-// deterministic failure does not go DEAD at once: it becomes FAILED and
-// holds the head (I1: nothing behind it is applied). The fold stops before
-// it; HeadRetry says when to decide it again:
+// deterministic failure does not go DEAD at once: it becomes FAILED and holds
+// the head (strict log order: nothing behind it is applied). The fold stops
+// before it; HeadRetry says when to decide it again:
 //   attempt n failed  → wait BackoffDelay(n) (1, 2, 4, 8, 16 s…, each capped
 //                       at backoff-cap), then retry;
 //   attempts reach max-attempts, or head-deadline has passed since the

@@ -1,4 +1,4 @@
-// Message identity (SPEC §2 "Identity", "SEQN wraps").
+// Message identity (docs/fold.md#identity, including SEQN wraps).
 //
 // key = SNDR|TYPE|STYP|SEQN [|yyyyMMdd of DTTM] [#e<epoch> when epoch > 0]
 //

@@ -7,7 +7,7 @@
 // (BuildQuarantineIndex, at open and whenever the fold sees a new
 // quarantine command). Quarantine commands are rare, so the scan is cheap
 // in practice; moving the index into the log store (written with the
-// command, ARCHITECTURE.md "Crash poison") is left to the log's owner.
+// command, docs/fold.md#quarantine) is left to the log's owner.
 //
 // Thread-safety: single-threaded (the fold's thread).
 #pragma once

@@ -2,12 +2,13 @@
 // PostgreSQL must receive for it (state/pending_batch.h), and turns them
 // into the batch's PendingBatch when the fold commits.
 //
-// Event routing (SPEC §6; docs/dispatch.md "Targets"):
+// Event routing (docs/dispatch.md#targets):
 //   flight changes of a SCHD or SCHS message  → KAFKA:schd (schedule push)
 //   every other flight change (FLOP, sweeps)  → KAFKA:msg
 //   reference changes                         → KAFKA:ref
-// A history sweep also yields one flight_hst row per swept flight (I4: the
-// flight leaves live state in the same batch that saves it).
+// A history sweep also yields one flight_hst row per swept flight (saved
+// before swept: the flight leaves live state in the same batch that saves
+// it, docs/jobs.md#history-sweep).
 //
 // Pure: no clock, no I/O; the same decisions give the same bytes.
 // Thread-safety: single-threaded (the fold's).

@@ -1,8 +1,8 @@
 // SisFoldDecoder: the fold's MessageDecoder over the real SIS decoder
 // (codecs/sis_decoder.h). META and body are decoded from one parse: the
 // Envelope of step 1 is carried to step 2. Log records hold text read from
-// the mailbox's text column, so the input origin is kUnicodeText (SPEC §2
-// "Encoding").
+// the mailbox's text column, so the input origin is kUnicodeText
+// (docs/codec.md#encoding-rules).
 //
 // Thread-safety: immutable; the decoder it wraps must outlive it.
 #pragma once

@@ -1,6 +1,6 @@
 // MirrorWorker: keeps the Redis mirror (state/redis_mirror.h) in step with
-// the state store, one fold batch at a time (ARCHITECTURE.md "Commit
-// protocol" step 3).
+// the state store, one fold batch at a time
+// (docs/commit-protocol.md#output-stages).
 //
 // Each Step() compares the mirror's position M with the state's applied
 // offset S and does at most one thing:

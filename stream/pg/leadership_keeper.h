@@ -1,5 +1,5 @@
 // LeadershipKeeper: holds the PostgreSQL half of the single-writer rule for
-// `msgx run` (ARCHITECTURE.md "Single writer"), on its own thread.
+// `msgx run` (docs/commit-protocol.md#single-writer), on its own thread.
 //
 //   - AcquireFirst() blocks until this process leads (it says once, at
 //     WARN, who holds the lock and keeps trying every `retry`), until the
@@ -14,7 +14,7 @@
 //
 // The fold and capture do not need this lock: they write only the state
 // directory, which the state.dir lock protects, so they keep going through a
-// PostgreSQL outage (SPEC §3 "Outages").
+// PostgreSQL outage (docs/crash-safety.md#outages).
 //
 // Thread-safety: epoch() and waiting() from any thread; the rest from one.
 #pragma once

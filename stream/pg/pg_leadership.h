@@ -1,5 +1,5 @@
 // PgLeadership: the PostgreSQL half of the single-writer rule
-// (ARCHITECTURE.md, "Single writer"; SPEC §9 I1).
+// (docs/commit-protocol.md#single-writer).
 //
 // TryAcquire() takes a session-level advisory lock on a connection it keeps
 // open for as long as it leads. With the lock it grants a new epoch in the

@@ -1,5 +1,6 @@
 // PgSession: one PostgreSQL connection of msgx's own database, with the
-// error rule of SPEC §10 applied at the adapter.
+// outage-or-bug rule (docs/crash-safety.md#outages,
+// docs/crash-safety.md#bugs-stop-the-stage) applied at the adapter.
 //
 // Run() executes a function inside one transaction and commits it. Errors:
 //   - connection lost or refused, server shutting down, serialisation or

@@ -1,5 +1,5 @@
-// HttpServer: msgx's HTTP surface (SPEC §11), on `http.listen` (loopback by
-// default).
+// HttpServer: msgx's HTTP surface (docs/operations.md#http), on `http.listen`
+// (loopback by default).
 //   POST /cminmsgs/send  legacy ingest: 200 with the stored id as text;
 //                        400 not XML / bad bytes, 413 over codec.max-bytes,
 //                        415 unknown charset, 503 mailbox unreachable.

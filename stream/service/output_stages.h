@@ -1,12 +1,13 @@
-// OutputStages: what `msgx run` does after the fold (ARCHITECTURE.md
-// "Commit protocol" steps 3–5), each stage on its own thread:
+// OutputStages: what `msgx run` does after the fold
+// (docs/commit-protocol.md#output-stages), each stage on its own thread:
 //   mirror      pending batches → Redis (stream/mirror/mirror_worker.h);
 //   applier     pending batches → PostgreSQL (stream/apply/pg_applier.h), and
 //               pruning of pending batches applied and mirrored longer ago
 //               than pipeline.pending-retention;
 //   dispatch    one dispatcher per target (KAFKA:msg, KAFKA:schd, KAFKA:ref),
 //               outbox → Kafka (stream/dispatch/dispatcher.h), gated by the mirror
-//               offset read from Redis (I2).
+//               offset read from Redis
+//               (docs/dispatch.md#the-mirror-before-dispatch-gate).
 // The applier and the dispatchers run only while this process leads
 // (LeadershipKeeper::epoch() > 0); the mirror runs whenever Redis answers.
 // An outage stalls a stage (capped backoff, /readyz says which); a bug-class
@@ -51,7 +52,8 @@ class OutputStages {
     Stopper* service = nullptr;  // stopped on a fatal stage error
   };
 
-  // Builds the producers (kConfig when D3 is weakened, naming the key) and
+  // Builds the producers (kConfig when a producer safety setting is
+  // weakened, naming the key: docs/dispatch.md#producer-safety-settings) and
   // starts the threads. Stages whose service is not configured
   // (redis.url / kafka.bootstrap-servers empty) are not started, and say so.
   static Result<std::unique_ptr<OutputStages>> Start(const Deps& deps);

@@ -8,8 +8,8 @@
 //   - a kInfra failure (an outage of PostgreSQL or the disk) is a stall, not
 //     an error: logged at WARN when it starts and at INFO when it ends,
 //     flagged in `health`, retried with capped exponential backoff from
-//     poll_interval up to `max_backoff`, for as long as it lasts (SPEC §3,
-//     "Outages");
+//     poll_interval up to `max_backoff`, for as long as it lasts
+//     (docs/crash-safety.md#outages);
 //   - any other failure (kInternal: a corrupt log, a bug) ends the loop and
 //     is returned, so the service can stop loudly.
 // Returns OK when the stopper stops.

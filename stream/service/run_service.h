@@ -1,4 +1,5 @@
-// RunService: `msgx run`, the service (SPEC §11).
+// RunService: `msgx run`, the service
+// (docs/operations.md#running-the-service-msgx-run).
 //
 // Start-up, in order:
 //   1. the exclusive state.dir lock (a second `msgx run` on the same

@@ -1,5 +1,5 @@
-// The migrator against a real PostgreSQL: a fresh apply creates SPEC §10's
-// tables, a rerun changes nothing, and a changed history is refused.
+// The migrator against a real PostgreSQL: a fresh apply creates the tables of
+// docs/schema.md, a rerun changes nothing, and a changed history is refused.
 #include <gtest/gtest.h>
 
 #include <filesystem>

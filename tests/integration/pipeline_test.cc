@@ -309,7 +309,8 @@ TEST_F(PipelineTest, HappyPathCorpusAndGeneratedStreamReachEveryStore) {
   EXPECT_EQ(check.outcomes, rows);
   EXPECT_GT(check.events, rows / 2);
 
-  // Outcomes as the corpus says (SPEC §3): the malformed message is DEAD.
+  // Outcomes as the corpus says (docs/fold.md#outcome-rules): the malformed
+  // message is DEAD.
   pqxx::connection c(own_url_);
   pqxx::nontransaction nt(c);
   for (const auto& row : nt.exec("SELECT state, split_part(coalesce(last_error, ''), ':', 1), "
@@ -592,8 +593,10 @@ TEST_F(PipelineTest, BrokerOutageStallsDeliveryAndResumes) {
   EXPECT_EQ(static_cast<std::int64_t>(ids.size()), want);
 }
 
-// I2: with the mirror unable to move (Redis stopped), nothing new is
-// published; once Redis is back the mirror rebuilds and everything goes.
+// The mirror-before-dispatch gate
+// (docs/dispatch.md#the-mirror-before-dispatch-gate): with the mirror unable to
+// move (Redis stopped), nothing new is published; once Redis is back the mirror
+// rebuilds and everything goes.
 TEST_F(PipelineTest, NothingIsPublishedBeforeTheMirrorHoldsIt) {
   std::int64_t rows = LoadMailbox(0);
   const pid_t pid = StartMsgx();
@@ -616,7 +619,8 @@ TEST_F(PipelineTest, NothingIsPublishedBeforeTheMirrorHoldsIt) {
   ExpectConsistent(rows);
 }
 
-// D3: a weakened producer setting stops start-up, naming the key.
+// A weakened producer safety setting stops start-up, naming the key
+// (docs/dispatch.md#producer-safety-settings).
 TEST_F(PipelineTest, WeakenedProducerSettingIsRefusedAtStartup) {
   const pid_t pid = StartMsgx({"MSGX_KAFKA_PRODUCER_MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION=5"});
   auto exit = WaitForExit(pid, seconds(60));

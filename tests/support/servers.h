@@ -1,8 +1,9 @@
-// Throwaway real servers for integration tests (ARCHITECTURE.md, "Testing
-// with real parts"). Each Start() picks a free loopback port, waits until the
-// server answers, and registers the server for cleanup: the destructor stops
-// it and removes its files, and an atexit/signal hook does the same when a
-// test aborts. Start() failing is a fatal test error (GTEST_FAIL + abort).
+// Throwaway real servers for integration tests
+// (docs/testing.md#real-servers-in-tests). Each Start() picks a free loopback
+// port, waits until the server answers, and registers the server for cleanup:
+// the destructor stops it and removes its files, and an atexit/signal hook does
+// the same when a test aborts. Start() failing is a fatal test error
+// (GTEST_FAIL + abort).
 //
 // PostgreSQL runs as the `postgres` user when the process is root (initdb
 // refuses root); its data directory lives under /tmp and is chowned.

@@ -1,5 +1,5 @@
-// Canonical event payloads (SPEC §6): exact bytes, sorted keys, ISO-8601
-// times with the airport offset, the event_key inside.
+// Canonical event payloads (docs/dispatch.md#event-payloads): exact bytes,
+// sorted keys, ISO-8601 times with the airport offset, the event_key inside.
 #include "stream/fold/event_payload.h"
 
 #include <gtest/gtest.h>

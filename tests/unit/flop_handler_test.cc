@@ -1,5 +1,6 @@
-// FLOP handler (SPEC §5 STYP table): set, clear, reject and unchanged for
-// each payload kind; child lists; FLOP never creates a flight.
+// FLOP handler (the STYP table of docs/fold.md#flop-updates): set, clear,
+// reject and unchanged for each payload kind; child lists; FLOP never creates a
+// flight.
 #include <gtest/gtest.h>
 
 #include "stream/fold/handlers/handlers.h"
@@ -355,8 +356,8 @@ TEST_F(FlopTest, CanonicalJson) {
 namespace msgx {
 namespace {
 
-// Every single-value STYP of the SPEC §5 table: set, unchanged (no event),
-// and its empty/missing/unparsable rule.
+// Every single-value STYP of the FLOP table (docs/fold.md#flop-updates): set,
+// unchanged (no event), and its empty/missing/unparsable rule.
 TEST_F(FlopTest, EverySingleValueStyp) {
   for (const char* styp : {"ACFT", "RENO", "TRML", "STND", "RUNW", "REMC", "FTSS"}) {
     SCOPED_TRACE(styp);

@@ -1,7 +1,7 @@
-// DET (SPEC §4, §9): a generated log of 100,000+ records (schedules,
-// snapshots, FLOP updates, duplicates, bad messages, replays, expiry and
-// sweep commands) folds twice to byte-identical state and the same chained
-// digest, and to the same digest and state with other batch sizes and
+// Determinism (docs/fold.md#determinism): a generated log of 100,000+ records
+// (schedules, snapshots, FLOP updates, duplicates, bad messages, replays,
+// expiry and sweep commands) folds twice to byte-identical state and the same
+// chained digest, and to the same digest and state with other batch sizes and
 // other input chunking.
 #include <gtest/gtest.h>
 

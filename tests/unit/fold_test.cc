@@ -1,5 +1,6 @@
 // The fold driver: outcomes, identity, ignore rules, replay, quarantine,
-// commands, and batching (SPEC §2, §3, §4).
+// commands, and batching (docs/fold.md#outcome-rules, docs/fold.md#identity,
+// docs/fold.md#commands).
 #include "stream/fold/fold.h"
 
 #include <gtest/gtest.h>

@@ -1,4 +1,5 @@
-// SCHD snapshots and upserts, SCHS seasons, reference data (SPEC §5).
+// SCHD snapshots and upserts, SCHS seasons, reference data
+// (docs/fold.md#schedules, docs/fold.md#reference-data).
 #include <gtest/gtest.h>
 
 #include "stream/fold/handlers/handlers.h"

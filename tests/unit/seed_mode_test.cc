@@ -1,8 +1,9 @@
-// Seed mode (pipeline.retry-deterministic, SPEC §3): a deterministic failure
-// holds the head, nothing behind it is applied, and once an EXHAUST command
-// is in the log the message ends DEAD EXHAUSTED and the rest goes on. With
-// the retry policy (stream/fold/head_retry.h) under a manual clock: backoff 1, 2,
-// 4, 8, 16 s while the messages behind wait, then EXHAUSTED.
+// Seed mode (pipeline.retry-deterministic, docs/fold.md#seed-mode): a
+// deterministic failure holds the head, nothing behind it is applied, and once
+// an EXHAUST command is in the log the message ends DEAD EXHAUSTED and the rest
+// goes on. With the retry policy (stream/fold/head_retry.h) under a manual
+// clock: backoff 1, 2, 4, 8, 16 s while the messages behind wait, then
+// EXHAUSTED.
 #include <gtest/gtest.h>
 
 #include "base/log.h"

@@ -1,7 +1,8 @@
 // Decision: everything one message (or command) does to fold state, as
 // decided by a pure handler (stream/fold/handlers/handlers.h). Only the fold driver
-// applies a Decision (to its overlay); the outbox events of SPEC §6 are
-// derived from it (Events()), in a deterministic order:
+// applies a Decision (to its overlay); the outbox events
+// (docs/dispatch.md#event-payloads) are derived from it (Events()), in a
+// deterministic order:
 //   flight changes in decision order, then reference changes in decision
 //   order; each event's position is its index in that sequence, so
 //   event_key = "<log offset>:<sub>:<position>" is stable (sub is the

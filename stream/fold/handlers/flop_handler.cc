@@ -1,4 +1,4 @@
-// FLOP: operational updates of existing flights (SPEC §5, the STYP table).
+// FLOP: operational updates of existing flights (docs/fold.md#flop-updates).
 // Field naming in state: the STYP's own element names (docs/fold.md).
 #include <algorithm>
 #include <set>

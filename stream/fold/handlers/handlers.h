@@ -1,4 +1,4 @@
-// Pure handlers: decide(view, message, context) → Decision (SPEC §5).
+// Pure handlers: decide(view, message, context) → Decision (docs/fold.md).
 //
 // A handler reads state only through the StateView, and uses only the
 // message and the DecideContext: no clock, no randomness, no I/O, no
@@ -40,7 +40,7 @@ Result<Decision> DecideSchs(const StateView& view, const sis::DecodedMessage& ms
 Result<Decision> DecideReference(const StateView& view, const sis::DecodedMessage& msg,
                                  const DecideContext& ctx);
 
-// True for the 23 reference TYPEs of SPEC §2.
+// True for the 23 reference TYPEs (docs/fold.md#reference-data).
 bool IsReferenceType(std::string_view type);
 
 }  // namespace msgx

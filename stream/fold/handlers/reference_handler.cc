@@ -1,4 +1,4 @@
-// The 23 reference types (SPEC §5 "Reference data") and the TYPE/STYP
+// The 23 reference types (docs/fold.md#reference-data) and the TYPE/STYP
 // router.
 #include <array>
 #include <set>

@@ -1,4 +1,4 @@
-// SCHD (daily schedule) and SCHS (seasonal schedule), SPEC §5.
+// SCHD (daily schedule) and SCHS (seasonal schedule), docs/fold.md#schedules.
 #include <algorithm>
 #include <set>
 

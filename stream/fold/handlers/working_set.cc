@@ -135,8 +135,9 @@ Value ElementValue(const sis::Element& e) {
     return Value::Time(e.time.utc_micros);
   }
   if (e.text.empty()) return Value::Null();
-  // The integer fields of SPEC §5 (MAXP, HNAG parts) are integers wherever
-  // they come from, so a FLTR and a FLOP carrying the same value agree.
+  // The integer fields (MAXP, HNAG parts; docs/fold.md#flop-updates) are
+  // integers wherever they come from, so a FLTR and a FLOP carrying the same
+  // value agree.
   if (e.name == "MAXP" || e.name == "FHAG" || e.name == "PHAG" || e.name == "MHAG") {
     const bool digits =
         e.text.size() < 19 && e.text.find_first_not_of("0123456789") == std::string::npos;

@@ -2,7 +2,8 @@
 // it has already changed within one message, layered over the StateView, so
 // that a message with two records for one flight sees its own first change.
 // It also turns "before → after" into the Decision's change entries,
-// emitting nothing when nothing changed (SPEC §5: unchanged ⇒ no event).
+// emitting nothing when nothing changed (unchanged ⇒ no event:
+// docs/fold.md#decision).
 //
 // Thread-safety: single-threaded; lives for one decide() call.
 #pragma once
