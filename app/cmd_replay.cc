@@ -87,7 +87,8 @@ int Run(const Config& config, const ReplayOptions& o) {
   if (!o.error_class.empty()) {
     const std::string& c = o.error_class;
     if (c == "MALFORMED" || c == "PROTOCOL") {
-      std::cerr << "msgx replay: " << c << " messages are never replayed (SPEC §3)\n";
+      std::cerr << "msgx replay: " << c
+                << " messages are never replayed (docs/operations.md#replaying-msgx-replay)\n";
       return 2;
     }
     if (c != "UNSUPPORTED" && c != "CODEC_ERROR" && c != "EXHAUSTED") {

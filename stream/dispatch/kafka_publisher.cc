@@ -9,18 +9,17 @@
 namespace msgx {
 namespace {
 
-// The producer safety settings (docs/dispatch.md#producer-safety-settings;
-// "D3" in the names below is their former short code): the three settings,
-// their aliases, and what is strong enough.
-struct D3Rule {
+// The producer safety settings (docs/dispatch.md#producer-safety-settings):
+// the three settings, their aliases, and what is strong enough.
+struct SafetyRule {
   const char* name;
   std::vector<std::string> aliases;
   bool (*strong)(const std::string&);
   const char* want;
 };
 
-const std::array<D3Rule, 3>& D3Rules() {
-  static const std::array<D3Rule, 3> rules{{
+const std::array<SafetyRule, 3>& SafetyRules() {
+  static const std::array<SafetyRule, 3> rules{{
       {"acks",
        {"acks", "request.required.acks"},
        [](const std::string& v) { return v == "all" || v == "-1"; },
@@ -37,9 +36,10 @@ const std::array<D3Rule, 3>& D3Rules() {
   return rules;
 }
 
-Status D3Violation(const std::string& key, const std::string& value, const char* want) {
-  return Status::Config("kafka.producer." + key + ": \"" + value + "\" weakens D3 (must be " +
-                        want + "; SPEC §6)");
+Status SafetyViolation(const std::string& key, const std::string& value, const char* want) {
+  return Status::Config("kafka.producer." + key + ": \"" + value +
+                        "\" weakens the producer safety settings (must be " + want +
+                        "; docs/dispatch.md#producer-safety-settings)");
 }
 
 // librdkafka's own log lines go through msgx's JSON logger (syslog levels).
@@ -98,11 +98,11 @@ Result<std::unique_ptr<KafkaPublisher>> KafkaPublisher::Create(KafkaPublisherOpt
   }
   // Refuse a weakened safety setting before librdkafka sees it, naming the
   // key as given.
-  for (const D3Rule& rule : D3Rules()) {
+  for (const SafetyRule& rule : SafetyRules()) {
     for (const std::string& alias : rule.aliases) {
       auto it = options.producer.find(alias);
       if (it != options.producer.end() && !rule.strong(it->second)) {
-        return D3Violation(alias, it->second, rule.want);
+        return SafetyViolation(alias, it->second, rule.want);
       }
     }
   }
@@ -110,9 +110,9 @@ Result<std::unique_ptr<KafkaPublisher>> KafkaPublisher::Create(KafkaPublisherOpt
   Status s = p->Build();
   if (!s.ok()) return s;
   // And read the effective values back from the producer itself.
-  for (const D3Rule& rule : D3Rules()) {
+  for (const SafetyRule& rule : SafetyRules()) {
     std::string v = p->EffectiveProperty(rule.name);
-    if (!rule.strong(v)) return D3Violation(rule.name, v, rule.want);
+    if (!rule.strong(v)) return SafetyViolation(rule.name, v, rule.want);
   }
   return p;
 }
