@@ -12,6 +12,10 @@ int Main(int argc, char** argv) {
   CLI::App root{"msgx: event-sourced stream processor for AODB SIS messages"};
   root.require_subcommand(1);
   root.set_help_all_flag("--help-all", "Expand all help");
+  // Global options work before or after the subcommand (`msgx run --config
+  // F`): subcommands added below inherit this and pass what they do not
+  // know to the root.
+  root.fallthrough();
 
   msgx::app::GlobalOptions global;
   root.add_option("--config", global.config_path, "YAML configuration file")

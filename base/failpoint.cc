@@ -41,18 +41,31 @@ const std::vector<Armed>& Table() {
 
 }  // namespace
 
+namespace {
+
+// True when `f` matches this hit of (name, arg); counts the hit.
+bool Matches(const Armed& f, std::string_view name, std::string_view arg) {
+  if (f.name != name) return false;
+  if (f.nth > 0) return f.hits->fetch_add(1) + 1 == f.nth;
+  return f.arg.empty() || f.arg == arg;
+}
+
+}  // namespace
+
 void FailpointHit(std::string_view name, std::string_view arg) {
   for (const Armed& f : Table()) {
-    if (f.name != name) continue;
-    if (f.nth > 0) {
-      if (f.hits->fetch_add(1) + 1 != f.nth) continue;
-    } else if (!f.arg.empty() && f.arg != arg) {
-      continue;
-    }
+    if (f.action == "error" || !Matches(f, name, arg)) continue;
     if (f.action == "abort") std::raise(SIGABRT);
     if (f.action == "kill") std::raise(SIGKILL);
     if (f.action == "exit") _exit(86);
   }
+}
+
+bool FailpointError(std::string_view name, std::string_view arg) {
+  for (const Armed& f : Table()) {
+    if (f.action == "error" && Matches(f, name, arg)) return true;
+  }
+  return false;
 }
 
 }  // namespace msgx

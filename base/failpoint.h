@@ -10,6 +10,8 @@
 //   abort  raise SIGABRT (a "recorded death": the crash guard sees it)
 //   kill   raise SIGKILL (like kill -9: nothing is recorded)
 //   exit   _exit(86) without running destructors or flushing
+//   error  MSGX_FAILPOINT_ERROR(name, arg) is true: the code at that point
+//          fails as a bug would (kInternal), without crashing
 //
 // Thread-safety: the table is parsed once, on first use, and is then
 // read-only; Hit() is safe from any thread.
@@ -22,12 +24,16 @@ namespace msgx {
 // Fires the armed action for (name, arg), if any. Returns normally when
 // nothing is armed for it.
 void FailpointHit(std::string_view name, std::string_view arg);
+// True when an "error" action is armed for (name, arg).
+bool FailpointError(std::string_view name, std::string_view arg);
 
 }  // namespace msgx
 
 #ifdef MSGX_FAILPOINTS
 #define MSGX_FAILPOINT(name, arg) ::msgx::FailpointHit((name), (arg))
+#define MSGX_FAILPOINT_ERROR(name, arg) ::msgx::FailpointError((name), (arg))
 #else
+#define MSGX_FAILPOINT_ERROR(name, arg) false
 #define MSGX_FAILPOINT(name, arg) \
   do {                            \
   } while (false)

@@ -42,6 +42,13 @@ bool Stopper::WaitFor(std::chrono::milliseconds d) {
   return !stopped();
 }
 
+bool Stopper::TakeNotification() {
+  std::lock_guard<std::mutex> lock(mu_);
+  const bool was = notified_;
+  notified_ = false;
+  return was;
+}
+
 void StopOnTerminationSignals(Stopper* stopper) {
   sigset_t set;
   sigemptyset(&set);

@@ -35,6 +35,10 @@ class Stopper {
   // once stopped. A Notify() that came since the last wait returns at once.
   bool WaitFor(std::chrono::milliseconds d);
 
+  // Consumes a pending Notify() without waiting: true when there was one.
+  // For waiters that do not block (the stage runner's tests).
+  bool TakeNotification();
+
  private:
   std::atomic<bool> stopped_{false};
   std::mutex mu_;

@@ -302,6 +302,9 @@ Result<ApplyStep> PgApplier::Step() {
     step.error = "not leader";
     return step;
   }
+  if (MSGX_FAILPOINT_ERROR("applier.step", "")) {
+    return Status::Internal("failpoint applier.step: an injected bug");
+  }
   auto meta = store_->ReadMeta();
   Status failure = meta.ok() ? Status::Ok() : meta.status();
   std::optional<PendingBatch> batch;

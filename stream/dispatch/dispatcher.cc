@@ -130,7 +130,7 @@ Status Dispatcher::MarkSent(const std::vector<Event>& events) {
   });
   if (s.ok()) {
     sent_total_ += static_cast<std::int64_t>(events.size());
-    stall_attempts_ = 0;
+    stalled_ = false;
   }
   return s;
 }
@@ -172,15 +172,11 @@ Result<int> Dispatcher::Charge(const std::vector<Event>& events, const std::stri
 }
 
 DispatchStep Dispatcher::Stall(const Status& outage) {
-  ++stall_attempts_;
+  stalled_ = true;
   last_error_ = outage.message();
   DispatchStep step;
   step.kind = DispatchStep::Kind::kStalled;
-  step.retry_after = BackoffDelay(options_.backoff, options_.backoff_cap, stall_attempts_);
   step.error = outage.message();
-  Logger("dispatch")
-      ->warn("{} stalled (attempt {}, retry in {} ms): {}", options_.target, stall_attempts_,
-             step.retry_after.count(), outage.message());
   return step;
 }
 

@@ -13,8 +13,9 @@
 // Publishing. The batch goes through the Publisher as one unit (one Kafka
 // transaction). Then:
 //   - committed: every event becomes SENT with sent_at, in one UPDATE;
-//   - outage: nothing is charged; the dispatcher stalls with capped backoff
-//     (stalled() is true until a publish succeeds) and retries the same head;
+//   - outage: nothing is charged; Step() returns kStalled (stalled() is
+//     true until a publish succeeds), the caller backs off, and the next
+//     Step() retries the same head;
 //   - permanent error at event k of a batch of several: the events up to k
 //     are resent one at a time, so only the culprit is charged: attempts+1,
 //     last_error, next_attempt_at = now + backoff; at max-attempts it becomes
@@ -79,13 +80,13 @@ struct DispatchStep {
     kWaitingHead,  // the head is backing off until `until_micros`
     kGated,        // the head is not mirrored yet (the mirror gate)
     kBatching,     // KAFKA:schd: collecting until flush-period
-    kStalled,      // outage: retry after `retry_after`
+    kStalled,      // outage: the caller backs off (its runner's schedule)
   };
   Kind kind = Kind::kIdle;
   int sent = 0;
   int dead = 0;
   MicrosSinceEpoch until_micros = 0;
-  Millis retry_after{0};
+  Millis retry_after{0};  // kBatching: until the flush period ends
   std::string error;
 };
 
@@ -99,7 +100,7 @@ class Dispatcher {
   // the returned step says. kInternal means a bug (stop with an alarm).
   Result<DispatchStep> Step();
 
-  bool stalled() const { return stall_attempts_ > 0; }
+  bool stalled() const { return stalled_; }
   const std::string& last_error() const { return last_error_; }
   std::int64_t sent_total() const { return sent_total_; }
   std::int64_t dead_total() const { return dead_total_; }
@@ -136,7 +137,7 @@ class Dispatcher {
   Clock* clock_;
   DispatcherOptions options_;
 
-  int stall_attempts_ = 0;
+  bool stalled_ = false;
   std::string last_error_;
   std::int64_t sent_total_ = 0;
   std::int64_t dead_total_ = 0;

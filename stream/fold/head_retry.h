@@ -50,6 +50,8 @@ class HeadRetry {
   void Cleared(std::int64_t offset);
 
   std::optional<std::int64_t> head() const;
+  // When the head may be decided again (0: at once).
+  MicrosSinceEpoch retry_at() const { return retry_at_; }
   int attempts() const { return attempts_; }
 
  private:

@@ -5,7 +5,7 @@
 #include "base/log.h"
 #include "base/metrics.h"
 
-namespace msgx::app {
+namespace msgx {
 
 Result<std::unique_ptr<HttpServer>> HttpServer::Start(const std::string& listen,
                                                       HttpEndpoints endpoints) {
@@ -111,4 +111,4 @@ HttpServer::~HttpServer() {
   if (thread_.joinable()) thread_.join();
 }
 
-}  // namespace msgx::app
+}  // namespace msgx

@@ -27,7 +27,7 @@ namespace httplib {
 class Server;
 }
 
-namespace msgx::app {
+namespace msgx {
 
 struct Readiness {
   bool ready = false;
@@ -59,4 +59,4 @@ class HttpServer {
   HttpEndpoints endpoints_;
 };
 
-}  // namespace msgx::app
+}  // namespace msgx

@@ -11,19 +11,23 @@
 //   4. the rebuild check: a state store behind PostgreSQL is rebuilt with
 //      batches cut at PostgreSQL's fold_batch ends, digests compared;
 //   5. crash poison and the crash guard's signal handlers;
-//   6. capture and intake threads, the leadership keeper, the output stages
-//      (mirror, applier, dispatchers: stream/service/output_stages.h) and HTTP; then the
-//      fold on the calling thread.
-// SIGTERM/SIGINT stop every loop after its current step (the fold finishes
-// and commits its current batch); then RunService returns 0. A bug-class
-// failure (kInternal: a corrupt log, a gap, SQLSTATE 22/23, a digest
-// mismatch) stops the service with 1.
+//   6. the stages, all handed to one StageRunner
+//      (stream/service/stage_runner.h): capture and intake
+//      (stream/service/input_stages.h), the fold (stream/service/fold_stage.h,
+//      on the calling thread), the mirror, the applier and the dispatchers
+//      (stream/service/output_stages.h); the leadership keeper; HTTP.
+// SIGTERM/SIGINT stop every stage after its current step (the fold finishes
+// and commits its current batch). A stage that fails on a bug (kInternal: a
+// corrupt log, a gap, SQLSTATE 22/23, a digest mismatch) stops alone, logs
+// an ALARM and turns /readyz 503; the rest go on until SIGTERM. Returns 0
+// when no stage failed, 1 when one did (or leadership failed), 2 on a
+// configuration error at start-up.
 #pragma once
 
 #include "base/config.h"
 
-namespace msgx::app {
+namespace msgx {
 
 int RunService(const Config& config);
 
-}  // namespace msgx::app
+}  // namespace msgx

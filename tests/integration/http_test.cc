@@ -35,16 +35,16 @@ class HttpTest : public ::testing::Test {
     config_.mailbox_url = pg_->Url("aodb");
     config_.codec_max_bytes = std::int64_t{64} * 1024;
     ingest_ = std::make_unique<MailboxIngest>(config_, decoder_.get(), &clock_);
-    app::HttpEndpoints e;
+    HttpEndpoints e;
     e.ingest = ingest_.get();
     e.readiness = [this] {
-      app::Readiness r;
+      Readiness r;
       r.ready = ready_;
       if (!ready_) r.problems = {"not leader", "redis unreachable"};
       return r;
     };
     e.status_json = [] { return std::string("{\"applied\":7}"); };
-    auto s = app::HttpServer::Start("127.0.0.1:0", std::move(e));
+    auto s = HttpServer::Start("127.0.0.1:0", std::move(e));
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     server_ = std::move(s.value());
     client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->port());
@@ -61,7 +61,7 @@ class HttpTest : public ::testing::Test {
   std::unique_ptr<TimeZone> zone_;
   std::unique_ptr<sis::SisDecoder> decoder_;
   std::unique_ptr<MailboxIngest> ingest_;
-  std::unique_ptr<app::HttpServer> server_;
+  std::unique_ptr<HttpServer> server_;
   std::unique_ptr<httplib::Client> client_;
   bool ready_ = false;
 };

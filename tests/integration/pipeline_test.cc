@@ -8,10 +8,12 @@
 //
 // The same fixture drives the crash, outage and leadership tests.
 #include <gtest/gtest.h>
+#include <httplib.h>
 #include <librdkafka/rdkafka.h>
 // clang-format off: rdkafka_mock.h needs rdkafka.h first
 #include <librdkafka/rdkafka_mock.h>
 // clang-format on
+#include <rapidjson/document.h>
 #include <signal.h>
 
 #include <atomic>
@@ -19,9 +21,11 @@
 #include <chrono>
 #include <climits>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <pqxx/pqxx>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "base/subprocess.h"
@@ -71,10 +75,10 @@ class PipelineTest : public ::testing::Test {
     auto dir = testing::MakeOwnedTempDir("pipeline", std::nullopt);
     ASSERT_TRUE(dir.ok());
     state_dir_ = *dir;
-    redis_cli({"FLUSHALL"});
+    RedisCli({"FLUSHALL"});
   }
 
-  void redis_cli(const std::vector<std::string>& args) {
+  void RedisCli(const std::vector<std::string>& args) {
     SpawnOptions o;
     o.argv = {"redis-cli", "-p", std::to_string(redis_->port())};
     o.argv.insert(o.argv.end(), args.begin(), args.end());
@@ -96,11 +100,24 @@ class PipelineTest : public ::testing::Test {
             "MSGX_LOG_LEVEL=warn"};
   }
 
+  // Env() with `more` added; an entry of `more` replaces Env()'s of the same
+  // name (the first of two would win).
+  std::vector<std::string> EnvWith(const std::vector<std::string>& more) const {
+    std::vector<std::string> env;
+    for (const std::string& e : Env()) {
+      const std::string name = e.substr(0, e.find('=') + 1);
+      bool replaced = false;
+      for (const std::string& m : more) replaced = replaced || m.rfind(name, 0) == 0;
+      if (!replaced) env.push_back(e);
+    }
+    env.insert(env.end(), more.begin(), more.end());
+    return env;
+  }
+
   pid_t StartMsgx(const std::vector<std::string>& more_env = {}) {
     SpawnOptions o;
     o.argv = {MSGX_BINARY, "run"};
-    o.extra_env = Env();
-    o.extra_env.insert(o.extra_env.end(), more_env.begin(), more_env.end());
+    o.extra_env = EnvWith(more_env);
     o.stderr_path = state_dir_ + "/msgx.log";
     o.append_output = true;
     o.parent_death_signal = SIGKILL;
@@ -280,6 +297,7 @@ TEST_F(PipelineTest, HappyPathCorpusAndGeneratedStreamReachEveryStore) {
   }
   std::atomic<bool> ready[3] = {false, false, false};
   int k = 0;
+  consumers.reserve(consumed.size());
   for (auto& [topic, out] : consumed) {
     consumers.emplace_back([&, t = topic, o = &out, r = &ready[k++]] {
       *o = testing::ConsumeTopicUntil(
@@ -353,7 +371,7 @@ TEST_F(PipelineTest, HappyPathCorpusAndGeneratedStreamReachEveryStore) {
 // process each, then kill -9s at random moments while rows flow; after the
 // last, clean start everything is exactly once everywhere.
 TEST_F(PipelineTest, CrashPointsAndKillsLoseNothingAndDuplicateNothing) {
-  std::int64_t rows = LoadMailbox(2'000);
+  LoadMailbox(2'000);
   // One replayable DEAD message (UNSUPPORTED), replayed mid-way below.
   const std::string unsupported = pg_->Psql(
       "aodb",
@@ -371,7 +389,7 @@ TEST_F(PipelineTest, CrashPointsAndKillsLoseNothingAndDuplicateNothing) {
   };
   int seqn = 600'000;
   for (const std::string& fp : points) {
-    redis_cli({"DEL", "msgx:mirror"});  // so the next start rebuilds (the rebuild point)
+    RedisCli({"DEL", "msgx:mirror"});  // so the next start rebuilds (the rebuild point)
     const pid_t pid = StartMsgx({"MSGX_TEST_FAILPOINTS=" + fp, "MSGX_PIPELINE_BATCH_MAX=50"});
     auto exit = WaitForExit(pid, seconds(120));
     ASSERT_TRUE(exit.ok()) << fp << " never fired\n" << Log();
@@ -401,7 +419,7 @@ TEST_F(PipelineTest, CrashPointsAndKillsLoseNothingAndDuplicateNothing) {
     std::this_thread::sleep_for(milliseconds(300 + (x >> 16) % 1500));
     ASSERT_TRUE(StopProcess(pid, SIGKILL, seconds(5)).ok());
   }
-  rows = MailboxRows();
+  const std::int64_t rows = MailboxRows();
   const pid_t pid = StartMsgx();
   ASSERT_TRUE(WaitSettled(rows, seconds(180))) << Log();
   StopMsgx(pid);
@@ -465,7 +483,7 @@ TEST_F(PipelineTest, RedisFlushAndRestartRebuildTheMirror) {
   std::int64_t rows = LoadMailbox(1'000);
   const pid_t pid = StartMsgx({"MSGX_PIPELINE_BATCH_MAX=100"});
   ASSERT_TRUE(WaitSettled(rows, seconds(120))) << Log();
-  redis_cli({"FLUSHALL"});
+  RedisCli({"FLUSHALL"});
   AddGenerated(500, 710'000);
   rows = MailboxRows();
   ASSERT_TRUE(WaitSettled(rows, seconds(120))) << Log();
@@ -627,6 +645,131 @@ TEST_F(PipelineTest, WeakenedProducerSettingIsRefusedAtStartup) {
   ASSERT_TRUE(exit.ok()) << Log();
   EXPECT_EQ(exit->code, 2);
   EXPECT_NE(Log().find("max.in.flight.requests.per.connection"), std::string::npos) << Log();
+}
+
+// A bug in one stage (an injected kInternal in the applier) stops that stage
+// only: capture and the fold go on, /readyz names the failed stage, and
+// msgx exits 1 when it is stopped, with the ALARM in its log.
+TEST_F(PipelineTest, ABugInTheApplierStopsItAloneAndMsgxExitsOne) {
+  const std::int64_t rows = LoadMailbox(0);
+  auto port = FreeLoopbackPort();
+  ASSERT_TRUE(port.ok());
+  const pid_t pid = StartMsgx({"MSGX_TEST_FAILPOINTS=applier.step::error",
+                               "MSGX_HTTP_LISTEN=127.0.0.1:" + std::to_string(*port)});
+  httplib::Client http("127.0.0.1", *port);
+  http.set_read_timeout(30, 0);
+  rapidjson::Document doc;
+  bool folded_with_applier_failed = false;
+  for (int i = 0; i < 240 && !folded_with_applier_failed; ++i) {
+    std::this_thread::sleep_for(milliseconds(250));
+    auto res = http.Get("/status");
+    if (!res || res->status != 200) continue;
+    doc.Parse(res->body.c_str());
+    if (doc.HasParseError() || !doc.HasMember("fold") || !doc["stages"].HasMember("applier")) {
+      continue;
+    }
+    folded_with_applier_failed =
+        doc["fold"]["applied_offset"].GetInt64() == rows - 1 &&
+        std::string(doc["stages"]["applier"]["state"].GetString()) == "failed";
+  }
+  ASSERT_TRUE(folded_with_applier_failed) << Log();
+  EXPECT_NE(std::string(doc["stages"]["fold"]["state"].GetString()), "failed");
+  EXPECT_NE(
+      std::string(doc["stages"]["applier"]["reason"].GetString()).find("failpoint applier.step"),
+      std::string::npos);
+  auto ready = http.Get("/readyz");
+  ASSERT_TRUE(ready);
+  EXPECT_EQ(ready->status, 503);
+  EXPECT_NE(ready->body.find("applier failed: INTERNAL: failpoint applier.step"), std::string::npos)
+      << ready->body;
+  EXPECT_EQ(OwnCount("SELECT count(*) FROM proc_state"), 0);  // nothing was applied
+  ASSERT_EQ(::kill(pid, SIGTERM), 0);
+  auto exit = WaitForExit(pid, seconds(60));
+  ASSERT_TRUE(exit.ok());
+  EXPECT_EQ(exit->code, 1);
+  std::ifstream in(state_dir_ + "/msgx.log");
+  std::stringstream log;
+  log << in.rdbuf();
+  EXPECT_NE(log.str().find("ALARM: applier stopped: INTERNAL: failpoint applier.step"),
+            std::string::npos)
+      << Log();
+}
+
+// Compares two status documents: the same keys everywhere, and the same
+// values except the stages' counters and states, which move between calls.
+void ExpectSameStatus(const rapidjson::Value& a, const rapidjson::Value& b,
+                      const std::string& path) {
+  ASSERT_EQ(a.GetType(), b.GetType()) << path;
+  if (!a.IsObject()) {
+    const bool volatile_field = path.rfind("/stages/", 0) == 0;
+    if (!volatile_field) {
+      EXPECT_TRUE(a == b) << path;
+    }
+    return;
+  }
+  std::set<std::string> ka, kb;
+  for (auto m = a.MemberBegin(); m != a.MemberEnd(); ++m) ka.insert(m->name.GetString());
+  for (auto m = b.MemberBegin(); m != b.MemberEnd(); ++m) kb.insert(m->name.GetString());
+  EXPECT_EQ(ka, kb) << path;
+  for (const std::string& k : ka) {
+    std::string sub = path;
+    sub += "/";
+    sub += k;
+    if (kb.count(k)) ExpectSameStatus(a[k.c_str()], b[k.c_str()], sub);
+  }
+}
+
+// /status and `msgx status --json` are one document: on a quiesced pipeline
+// they have the same keys and the same values.
+TEST_F(PipelineTest, StatusFromHttpAndTheCliAgree) {
+  const std::int64_t rows = LoadMailbox(0);
+  auto port = FreeLoopbackPort();
+  ASSERT_TRUE(port.ok());
+  const std::string listen = "MSGX_HTTP_LISTEN=127.0.0.1:" + std::to_string(*port);
+  const pid_t pid = StartMsgx({listen});
+  ASSERT_TRUE(WaitSettled(rows, seconds(120))) << Log();
+  httplib::Client http("127.0.0.1", *port);
+  http.set_read_timeout(30, 0);
+  auto res = http.Get("/status");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200);
+  rapidjson::Document served;
+  served.Parse(res->body.c_str());
+  ASSERT_FALSE(served.HasParseError()) << res->body;
+  SpawnOptions so;
+  so.argv = {MSGX_BINARY, "status", "--json"};
+  so.extra_env = EnvWith({listen});
+  auto cli = RunCommand(so, "", seconds(60));
+  ASSERT_TRUE(cli.ok());
+  EXPECT_EQ(cli->status.code, 0) << cli->out << cli->err;
+  rapidjson::Document printed;
+  printed.Parse(cli->out.c_str());
+  ASSERT_FALSE(printed.HasParseError()) << cli->out;
+  ExpectSameStatus(served, printed, "");
+  // What the document holds, read against the stores themselves.
+  EXPECT_TRUE(printed["service"]["running"].GetBool());
+  {
+    pqxx::connection c(pg_->Url("aodb"));
+    pqxx::nontransaction nt(c);
+    EXPECT_EQ(printed["mailbox"]["max_id"].GetInt64(),
+              nt.exec1("SELECT max(cminmsgs_id) FROM cminmsgs")[0].as<std::int64_t>());
+  }
+  EXPECT_EQ(printed["fold"]["lag"].GetInt64(), 0);
+  EXPECT_EQ(printed["mirror"]["lag"].GetInt64(), 0);
+  EXPECT_EQ(printed["postgres"]["lag"].GetInt64(), 0);
+  EXPECT_EQ(printed["postgres"]["applied_offset"].GetInt64(), rows - 1);
+  std::int64_t outcomes = 0;
+  for (auto m = printed["outcomes"].MemberBegin(); m != printed["outcomes"].MemberEnd(); ++m) {
+    if (m->value.IsInt64()) outcomes += m->value.GetInt64();
+  }
+  EXPECT_EQ(outcomes, OwnCount("SELECT count(*) FROM proc_state"));
+  for (const char* stage : {"capture", "intake", "fold", "mirror", "applier", "dispatch KAFKA:msg",
+                            "dispatch KAFKA:schd", "dispatch KAFKA:ref"}) {
+    ASSERT_TRUE(printed["stages"].HasMember(stage)) << stage;
+    EXPECT_NE(std::string(printed["stages"][stage]["state"].GetString()), "failed") << stage;
+  }
+  EXPECT_EQ(printed["outbox"]["KAFKA:msg"]["pending"].GetInt64(), 0);
+  StopMsgx(pid);
 }
 
 }  // namespace

@@ -1,0 +1,63 @@
+// FoldStage: the fold driver of `msgx run` as a runner stage
+// (stream/service/stage.h). One step reads up to batch_max log records after
+// the applied offset and folds them (stream/fold/fold.h), then:
+//   - seed mode (docs/fold.md#seed-mode): a head that failed again waits
+//     (kWaitUntil) by HeadRetry's rule; when it runs out, the step appends an
+//     EXHAUST command and the fold ends the message DEAD on its next step;
+//   - a rebuild (stream/apply/rebuild_check.h) compares the chained digest
+//     at PostgreSQL's batch ends: a difference is a bug (kFailed);
+//   - `folded` is called when the applied offset moved, so the mirror and
+//     the applier wake.
+// A full batch is kProgressed, a short one kIdle. kInfra (the state store or
+// the log cannot be read or written) is a stall; any other error a bug.
+//
+// Thread-safety: Step() from one thread; applied_offset() and Figures() from
+// any.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+
+#include "base/metrics.h"
+#include "state/log_store.h"
+#include "state/state_store.h"
+#include "stream/apply/rebuild_check.h"
+#include "stream/fold/fold.h"
+#include "stream/fold/head_retry.h"
+#include "stream/fold/log_fold_source.h"
+#include "stream/service/stage.h"
+
+namespace msgx {
+
+class FoldStage final : public Stage {
+ public:
+  struct Deps {
+    Fold* fold = nullptr;
+    LogFoldSource* source = nullptr;
+    LogStore* log = nullptr;
+    StateStore* store = nullptr;
+    HeadRetry* head_retry = nullptr;
+    RebuildCheck* rebuild = nullptr;  // null: no rebuild to check
+    std::size_t batch_max = 1000;
+    std::function<void()> folded;
+  };
+  // REQUIRES: every pointer but `rebuild` non-null and outliving the stage;
+  // fold->Open() succeeded.
+  explicit FoldStage(Deps deps);
+
+  StepOutcome Step() override;
+  void Figures(StageFigures* out) const override;
+  std::int64_t applied_offset() const { return applied_.load(); }
+
+ private:
+  StepOutcome OnHeld(const HeldHead& held);
+
+  Deps d_;
+  std::atomic<std::int64_t> applied_;
+  Gauge* g_applied_;
+  Gauge* g_log_next_;
+};
+
+}  // namespace msgx

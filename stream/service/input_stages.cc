@@ -1,0 +1,46 @@
+#include "stream/service/input_stages.h"
+
+#include <utility>
+
+namespace msgx {
+
+CaptureStage::CaptureStage(Capture* capture, std::function<void()> appended)
+    : capture_(capture),
+      appended_(std::move(appended)),
+      watermark_(
+          Metrics::Global().GetGauge("msgx_capture_watermark", "Mailbox id capture has passed")),
+      late_(Metrics::Global().GetCounter("msgx_capture_late_total",
+                                         "Rows captured after their gap was skipped")) {}
+
+StepOutcome CaptureStage::Step() {
+  auto out = capture_->Poll();
+  if (!out.ok()) return StepOutcome::FromStatus(out.status());
+  if (out->appended + out->late > 0 && appended_) appended_();
+  if (out->late > 0) late_->Add(out->late);
+  watermark_seen_ = capture_->progress().watermark;
+  watermark_->Set(static_cast<double>(watermark_seen_.load()));
+  return out->more ? StepOutcome::Progressed() : StepOutcome::Idle();
+}
+
+void CaptureStage::Figures(StageFigures* out) const {
+  out->emplace_back("watermark", watermark_seen_.load());
+}
+
+IntakeStage::IntakeStage(CommandIntake* intake, std::function<void()> appended)
+    : intake_(intake), appended_(std::move(appended)) {}
+
+StepOutcome IntakeStage::Step() {
+  auto out = intake_->Poll();
+  if (!out.ok()) return StepOutcome::FromStatus(out.status());
+  if (out->appended > 0) {
+    appended_total_ += out->appended;
+    if (appended_) appended_();
+  }
+  return out->more ? StepOutcome::Progressed() : StepOutcome::Idle();
+}
+
+void IntakeStage::Figures(StageFigures* out) const {
+  out->emplace_back("appended", appended_total_.load());
+}
+
+}  // namespace msgx

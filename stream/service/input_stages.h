@@ -1,0 +1,51 @@
+// The input stages of `msgx run` as runner stages (stream/service/stage.h):
+//   CaptureStage  mailbox rows → the log (stream/capture/capture.h);
+//   IntakeStage   msgx_command rows → the log (stream/capture/command_intake.h).
+// Each calls `appended` when it put records in the log, so the fold wakes.
+// Errors: kInfra is a stall (the mailbox or PostgreSQL is unreachable, the
+// disk is full); any other class is a bug (a corrupt log, a gap).
+//
+// Thread-safety: Step() from the runner's thread; Figures() from any.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+#include "base/metrics.h"
+#include "stream/capture/capture.h"
+#include "stream/capture/command_intake.h"
+#include "stream/service/stage.h"
+
+namespace msgx {
+
+class CaptureStage final : public Stage {
+ public:
+  // REQUIRES: capture outlives the stage.
+  CaptureStage(Capture* capture, std::function<void()> appended);
+  StepOutcome Step() override;
+  void Figures(StageFigures* out) const override;
+
+ private:
+  Capture* capture_;
+  std::function<void()> appended_;
+  Gauge* watermark_;
+  Counter* late_;
+  std::atomic<std::int64_t> watermark_seen_{0};
+};
+
+class IntakeStage final : public Stage {
+ public:
+  // REQUIRES: intake outlives the stage.
+  IntakeStage(CommandIntake* intake, std::function<void()> appended);
+  StepOutcome Step() override;
+  void Figures(StageFigures* out) const override;
+
+ private:
+  CommandIntake* intake_;
+  std::function<void()> appended_;
+  std::atomic<std::int64_t> appended_total_{0};
+};
+
+}  // namespace msgx

@@ -1,0 +1,231 @@
+#include "stream/service/stage_runner.h"
+
+#include <algorithm>
+#include <exception>
+
+#include "base/backoff.h"
+#include "base/log.h"
+
+namespace msgx {
+
+bool SystemStageWaiter::WaitUntil(Stopper* wake, MicrosSinceEpoch deadline) {
+  const MicrosSinceEpoch left = std::max<MicrosSinceEpoch>(deadline - clock_->NowMicros(), 0);
+  // Rounded up, so a wait never ends just before its deadline.
+  return wake->WaitFor(std::chrono::milliseconds((left + 999) / 1000));
+}
+
+std::string_view StageStateName(StageState s) {
+  switch (s) {
+    case StageState::kStarting:
+      return "starting";
+    case StageState::kRunning:
+      return "running";
+    case StageState::kIdle:
+      return "idle";
+    case StageState::kWaiting:
+      return "waiting";
+    case StageState::kStalled:
+      return "stalled";
+    case StageState::kNotLeading:
+      return "not-leading";
+    case StageState::kFailed:
+      return "failed";
+    case StageState::kStopped:
+      return "stopped";
+  }
+  return "unknown";
+}
+
+StepOutcome StepOutcome::FromStatus(const Status& s) {
+  if (s.ok()) return Progressed();
+  if (s.error_class() == ErrorClass::kInfra) return Stalled(s.ToString());
+  return Failed(s.ToString());
+}
+
+struct StageRunner::Entry {
+  std::unique_ptr<Stage> stage;
+  StagePolicy policy;
+  bool on_caller_thread = false;
+  Stopper wake;
+  std::atomic<std::int64_t> steps{0};
+  std::atomic<std::int64_t> stalls{0};
+  std::atomic<std::int64_t> step_micros{0};
+  mutable std::mutex mu;
+  StageHealth health;  // name, state, reason, since: guarded by mu
+  Counter* m_steps = nullptr;
+  Counter* m_stalls = nullptr;
+  Counter* m_micros = nullptr;
+  Gauge* m_stalled = nullptr;
+  Gauge* m_failed = nullptr;
+};
+
+StageRunner::StageRunner(Options options) : options_(std::move(options)) {
+  if (options_.metrics == nullptr) options_.metrics = &Metrics::Global();
+}
+
+StageRunner::~StageRunner() { Stop(); }
+
+void StageRunner::Add(std::string name, std::unique_ptr<Stage> stage, StagePolicy policy,
+                      bool on_caller_thread) {
+  auto e = std::make_unique<Entry>();
+  e->stage = std::move(stage);
+  e->policy = std::move(policy);
+  e->on_caller_thread = on_caller_thread;
+  e->health.name = name;
+  e->health.needs_leadership = e->policy.needs_leadership;
+  e->health.since_micros = options_.clock->NowMicros();
+  const Labels l = {{"stage", name}};
+  Metrics& m = *options_.metrics;
+  e->m_steps = m.GetCounter("msgx_stage_steps_total", "Steps a stage has taken", l);
+  e->m_stalls = m.GetCounter("msgx_stage_stalls_total", "Outage stalls a stage has begun", l);
+  e->m_micros =
+      m.GetCounter("msgx_stage_step_micros_total", "Time a stage has spent in its steps", l);
+  e->m_stalled = m.GetGauge("msgx_stage_stalled", "1 while a stage is stalled on an outage", l);
+  e->m_failed = m.GetGauge("msgx_stage_failed", "1 once a stage has stopped on a bug", l);
+  if (options_.service != nullptr) options_.service->Link(&e->wake);
+  entries_.push_back(std::move(e));
+}
+
+void StageRunner::Start() {
+  for (auto& e : entries_) {
+    if (e->on_caller_thread) continue;
+    threads_.emplace_back([this, raw = e.get()] { Loop(raw); });
+  }
+}
+
+void StageRunner::Run(std::string_view name) {
+  if (Entry* e = Find(name)) Loop(e);
+}
+
+void StageRunner::Wake(std::string_view name) {
+  if (Entry* e = Find(name)) e->wake.Notify();
+}
+
+void StageRunner::Stop() {
+  for (auto& e : entries_) e->wake.Stop();
+  for (auto& t : threads_) {
+    if (t.joinable()) t.join();
+  }
+  threads_.clear();
+}
+
+StageRunner::Entry* StageRunner::Find(std::string_view name) const {
+  for (const auto& e : entries_) {
+    if (e->health.name == name) return e.get();  // the name never changes
+  }
+  return nullptr;
+}
+
+void StageRunner::SetState(Entry* e, StageState s, std::string reason) {
+  std::lock_guard<std::mutex> lock(e->mu);
+  if (e->health.state != s) e->health.since_micros = options_.clock->NowMicros();
+  e->health.state = s;
+  e->health.reason = std::move(reason);
+}
+
+void StageRunner::Loop(Entry* e) {
+  const std::string& name = e->health.name;
+  const StagePolicy& p = e->policy;
+  const Clock* clock = options_.clock;
+  int failures = 0;  // consecutive stalled steps
+  auto wait_until = [&](MicrosSinceEpoch t) { return options_.waiter->WaitUntil(&e->wake, t); };
+  auto idle_deadline = [&] { return clock->NowMicros() + p.idle_wait.count() * 1000; };
+  while (!e->wake.stopped()) {
+    if (p.needs_leadership && options_.leading && !options_.leading()) {
+      SetState(e, StageState::kNotLeading, "not leading");
+      if (!wait_until(idle_deadline())) break;
+      continue;
+    }
+    StepOutcome r;
+    const std::int64_t t0 = clock->MonotonicMicros();
+    try {
+      r = e->stage->Step();
+    } catch (const std::exception& ex) {
+      r = StepOutcome::Failed(std::string("exception: ") + ex.what());
+    } catch (...) {
+      r = StepOutcome::Failed("unknown exception");
+    }
+    const std::int64_t spent = clock->MonotonicMicros() - t0;
+    e->steps.fetch_add(1);
+    e->step_micros.fetch_add(spent);
+    e->m_steps->Add(1);
+    e->m_micros->Add(spent);
+    if (r.kind != StepOutcome::Kind::kStalled && r.kind != StepOutcome::Kind::kFailed &&
+        failures > 0) {
+      Logger(name)->info("resumed after {} stalled steps", failures);
+      failures = 0;
+      e->m_stalled->Set(0);
+    }
+    switch (r.kind) {
+      case StepOutcome::Kind::kProgressed:
+        SetState(e, StageState::kRunning, "");
+        continue;
+      case StepOutcome::Kind::kIdle:
+        SetState(e, StageState::kIdle, "");
+        if (!wait_until(idle_deadline())) break;
+        continue;
+      case StepOutcome::Kind::kWaitUntil:
+        SetState(e, StageState::kWaiting, r.reason);
+        if (r.until_micros > clock->NowMicros() && !wait_until(r.until_micros)) break;
+        continue;
+      case StepOutcome::Kind::kStalled: {
+        if (failures++ == 0) {
+          Logger(name)->warn("stalled: {}", r.reason);
+          e->stalls.fetch_add(1);
+          e->m_stalls->Add(1);
+          e->m_stalled->Set(1);
+        }
+        SetState(e, StageState::kStalled, r.reason);
+        const Millis d = BackoffDelay(p.backoff, p.backoff_cap, failures);
+        if (!wait_until(clock->NowMicros() + d.count() * 1000)) break;
+        continue;
+      }
+      case StepOutcome::Kind::kFailed:
+        Logger(name)->error("ALARM: {} stopped: {}", name, r.reason);
+        SetState(e, StageState::kFailed, r.reason);
+        e->m_failed->Set(1);
+        failed_ = true;
+        return;
+    }
+    break;  // a wait ended because the stage was stopped
+  }
+  SetState(e, StageState::kStopped, "");
+}
+
+std::vector<StageHealth> StageRunner::Health() const {
+  std::vector<StageHealth> out;
+  out.reserve(entries_.size());
+  for (const auto& e : entries_) {
+    StageHealth h;
+    {
+      std::lock_guard<std::mutex> lock(e->mu);
+      h = e->health;
+    }
+    h.steps = e->steps.load();
+    h.stalls = e->stalls.load();
+    h.step_micros = e->step_micros.load();
+    e->stage->Figures(&h.figures);
+    out.push_back(std::move(h));
+  }
+  return out;
+}
+
+std::vector<std::string> StageRunner::Problems() const {
+  std::vector<std::string> out;
+  for (const StageHealth& h : Health()) {
+    switch (h.state) {
+      case StageState::kStalled:
+      case StageState::kFailed:
+        out.push_back(h.name + " " + std::string(StageStateName(h.state)) + ": " + h.reason);
+        break;
+      case StageState::kNotLeading:
+        out.push_back(h.name + ": not leading");
+        break;
+      default:
+        break;
+    }
+  }
+  return out;
+}
+
+}  // namespace msgx

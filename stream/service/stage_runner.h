@@ -1,0 +1,141 @@
+// StageRunner: drives every background stage of `msgx run` (Stage,
+// stream/service/stage.h), each on a thread of its own or on the caller's.
+// It is the one place for (docs/architecture.md#the-stage-runner):
+//   - waiting: an idle stage waits its policy's idle_wait, a kWaitUntil one
+//     until its time; Wake(name) ends either wait early, and a wake-up that
+//     arrives while the stage steps ends its next wait at once;
+//   - outages: a kStalled step backs off by BackoffDelay (base/backoff.h)
+//     over the stage's own schedule, logged once at WARN when the stall
+//     starts and once at INFO when it ends;
+//   - bugs: a kFailed step (or an exception out of Step) logs an ALARM and
+//     stops that stage only; the others go on, /readyz says which failed,
+//     and ExitStatus() is 1;
+//   - leadership: a stage that needs it does not step while `leading`
+//     returns false;
+//   - health: one entry per stage (state, reason, since, steps, stalls,
+//     time in step, the stage's figures), and the same as metrics:
+//     msgx_stage_steps_total, msgx_stage_stalls_total,
+//     msgx_stage_step_micros_total, msgx_stage_stalled, msgx_stage_failed,
+//     each labelled {stage="<name>"}.
+// Time and waiting go through the injected Clock and StageWaiter, so tests
+// drive the runner without sleeping.
+//
+// Thread-safety: Add() before Start(); Wake(), Health(), Problems(),
+// failed() and ExitStatus() from any thread; Stop() from one thread.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/metrics.h"
+#include "base/stopper.h"
+#include "stream/service/stage.h"
+
+namespace msgx {
+
+// How the runner waits. REQUIRES of an implementation: WaitUntil returns
+// when the clock reads `deadline`, at once when `wake` was notified since
+// the last wait (consuming it), and false once `wake` is stopped.
+class StageWaiter {
+ public:
+  virtual ~StageWaiter() = default;
+  virtual bool WaitUntil(Stopper* wake, MicrosSinceEpoch deadline) = 0;
+};
+
+// Waits on the Stopper's condition variable for the clock's distance to the
+// deadline.
+class SystemStageWaiter final : public StageWaiter {
+ public:
+  explicit SystemStageWaiter(const Clock* clock) : clock_(clock) {}
+  bool WaitUntil(Stopper* wake, MicrosSinceEpoch deadline) override;
+
+ private:
+  const Clock* clock_;
+};
+
+enum class StageState : std::uint8_t {
+  kStarting,    // not stepped yet
+  kRunning,     // its last step progressed
+  kIdle,        // nothing to do
+  kWaiting,     // waiting until a time (reason: for what)
+  kStalled,     // an outage (reason)
+  kNotLeading,  // needs leadership and this process does not lead
+  kFailed,      // stopped by a bug (reason)
+  kStopped,     // stopped by the service
+};
+// "starting", "running", "idle", "waiting", "stalled", "not-leading",
+// "failed", "stopped".
+std::string_view StageStateName(StageState s);
+
+// A snapshot of one stage's health entry.
+struct StageHealth {
+  std::string name;
+  StageState state = StageState::kStarting;
+  std::string reason;
+  MicrosSinceEpoch since_micros = 0;  // when `state` last changed
+  bool needs_leadership = false;
+  std::int64_t steps = 0;
+  std::int64_t stalls = 0;  // stall episodes (not failed steps)
+  std::int64_t step_micros = 0;
+  StageFigures figures;
+};
+
+class StageRunner {
+ public:
+  struct Options {
+    const Clock* clock = nullptr;
+    StageWaiter* waiter = nullptr;
+    Stopper* service = nullptr;     // its Stop() stops every stage
+    std::function<bool()> leading;  // empty: this process always leads
+    Metrics* metrics = nullptr;     // null: Metrics::Global()
+  };
+  explicit StageRunner(Options options);
+  ~StageRunner();
+  StageRunner(const StageRunner&) = delete;
+  StageRunner& operator=(const StageRunner&) = delete;
+
+  // Adds a stage under a unique `name`. With `on_caller_thread`, Start()
+  // leaves it to a Run(name) call (the fold runs on the service's thread).
+  // REQUIRES: before Start().
+  void Add(std::string name, std::unique_ptr<Stage> stage, StagePolicy policy,
+           bool on_caller_thread = false);
+  // Starts a thread for each stage not on the caller's thread.
+  void Start();
+  // Runs stage `name`'s loop on the calling thread until it is stopped or
+  // fails. REQUIRES: `name` was added.
+  void Run(std::string_view name);
+  // Ends the wait of stage `name` (now, or at its next wait). Unknown names
+  // are ignored, so a producer may wake a stage that is not configured.
+  void Wake(std::string_view name);
+  // Stops every stage after its current step and joins their threads.
+  void Stop();
+
+  std::vector<StageHealth> Health() const;
+  // One line per stage that is not fit to serve: stalled, failed, or not
+  // leading ("applier: not leading"), for /readyz.
+  std::vector<std::string> Problems() const;
+  bool failed() const { return failed_.load(); }
+  // 1 when any stage failed, else 0.
+  int ExitStatus() const { return failed() ? 1 : 0; }
+
+ private:
+  struct Entry;
+  Entry* Find(std::string_view name) const;
+  void Loop(Entry* e);
+  void SetState(Entry* e, StageState s, std::string reason);
+
+  Options options_;
+  std::vector<std::unique_ptr<Entry>> entries_;
+  std::vector<std::thread> threads_;
+  std::atomic<bool> failed_{false};
+};
+
+}  // namespace msgx

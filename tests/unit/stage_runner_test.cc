@@ -1,0 +1,272 @@
+// The stage runner with fake stages, a manual clock and a waiter that
+// advances the clock instead of sleeping.
+#include "stream/service/stage_runner.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <deque>
+#include <functional>
+#include <stdexcept>
+#include <thread>
+
+namespace msgx {
+namespace {
+
+constexpr MicrosSinceEpoch kStart = 1'700'000'000'000'000;
+
+// Jumps the clock to each deadline, unless a wake-up is pending; records
+// every wait as its length in milliseconds (-1 for one ended by a wake-up).
+class JumpingWaiter final : public StageWaiter {
+ public:
+  explicit JumpingWaiter(ManualClock* clock) : clock_(clock) {}
+  bool WaitUntil(Stopper* wake, MicrosSinceEpoch deadline) override {
+    if (on_wait) on_wait(static_cast<int>(waits.size()) + 1);
+    if (wake->stopped()) return false;
+    if (wake->TakeNotification()) {
+      waits.push_back(-1);
+    } else {
+      const MicrosSinceEpoch left = deadline - clock_->NowMicros();
+      waits.push_back(left / 1000);
+      if (left > 0) clock_->Advance(std::chrono::microseconds(left));
+    }
+    return !wake->stopped();
+  }
+  std::vector<std::int64_t> waits;
+  std::function<void(int)> on_wait;  // called with the wait's 1-based number
+
+ private:
+  ManualClock* clock_;
+};
+
+// Returns the scripted outcomes in order, then stops the service.
+class ScriptedStage final : public Stage {
+ public:
+  ScriptedStage(std::deque<StepOutcome> script, Stopper* service,
+                std::function<void()> during_step = {})
+      : script_(std::move(script)), service_(service), during_step_(std::move(during_step)) {}
+  StepOutcome Step() override {
+    ++steps;
+    if (during_step_) during_step_();
+    if (script_.empty()) {
+      service_->Stop();
+      return StepOutcome::Idle();
+    }
+    StepOutcome r = script_.front();
+    script_.pop_front();
+    return r;
+  }
+  void Figures(StageFigures* out) const override { out->emplace_back("steps_seen", steps); }
+  int steps = 0;
+
+ private:
+  std::deque<StepOutcome> script_;
+  Stopper* service_;
+  std::function<void()> during_step_;
+};
+
+class StageRunnerTest : public ::testing::Test {
+ protected:
+  StageRunnerTest() : clock_(kStart), waiter_(&clock_) {}
+
+  std::unique_ptr<StageRunner> MakeRunner(std::function<bool()> leading = {}) {
+    StageRunner::Options o;
+    o.clock = &clock_;
+    o.waiter = &waiter_;
+    o.service = &service_;
+    o.leading = std::move(leading);
+    o.metrics = &metrics_;
+    return std::make_unique<StageRunner>(o);
+  }
+  static StagePolicy Policy() {
+    StagePolicy p;
+    p.idle_wait = Millis(1000);
+    p.backoff = {Millis(100), Millis(200), Millis(400)};
+    p.backoff_cap = Millis(500);
+    return p;
+  }
+  static const StageHealth& Entry(const std::vector<StageHealth>& hs, const std::string& name) {
+    for (const auto& h : hs) {
+      if (h.name == name) return h;
+    }
+    static const StageHealth none;
+    ADD_FAILURE() << "no health entry " << name;
+    return none;
+  }
+
+  ManualClock clock_;
+  JumpingWaiter waiter_;
+  Stopper service_;
+  Metrics metrics_;
+};
+
+TEST_F(StageRunnerTest, AnOutageBacksOffByTheStagesScheduleAndCountsOneStall) {
+  auto runner = MakeRunner();
+  auto stage = std::make_unique<ScriptedStage>(
+      std::deque<StepOutcome>{StepOutcome::Stalled("db down"), StepOutcome::Stalled("db down"),
+                              StepOutcome::Stalled("db down"), StepOutcome::Stalled("db down"),
+                              StepOutcome::Stalled("db down"), StepOutcome::Progressed()},
+      &service_);
+  runner->Add("applier", std::move(stage), Policy(), true);
+  runner->Run("applier");
+  // 100, 200, 400, then doubling capped at 500; no wait after progress; the
+  // last step (script empty) is idle and stops the service.
+  EXPECT_EQ(waiter_.waits, (std::vector<std::int64_t>{100, 200, 400, 500, 500}));
+  const StageHealth h = Entry(runner->Health(), "applier");
+  EXPECT_EQ(h.stalls, 1);
+  EXPECT_EQ(h.steps, 7);
+  EXPECT_EQ(runner->ExitStatus(), 0);
+  EXPECT_FALSE(runner->failed());
+  EXPECT_NE(metrics_.Render().find("msgx_stage_stalls_total{stage=\"applier\"} 1"),
+            std::string::npos)
+      << metrics_.Render();
+}
+
+TEST_F(StageRunnerTest, StallHealthSaysWhyUntilTheStageResumes) {
+  auto runner = MakeRunner();
+  StageRunner* raw = runner.get();
+  std::vector<StageHealth> seen;
+  auto stage = std::make_unique<ScriptedStage>(
+      std::deque<StepOutcome>{StepOutcome::Stalled("redis: connection refused"),
+                              StepOutcome::Progressed()},
+      &service_, [&] { seen.push_back(Entry(raw->Health(), "mirror")); });
+  runner->Add("mirror", std::move(stage), Policy(), true);
+  runner->Run("mirror");
+  ASSERT_EQ(seen.size(), 3u);
+  EXPECT_EQ(seen[0].state, StageState::kStarting);
+  EXPECT_EQ(seen[1].state, StageState::kStalled);
+  EXPECT_EQ(seen[1].reason, "redis: connection refused");
+  EXPECT_EQ(seen[1].since_micros, kStart);
+  EXPECT_EQ(seen[2].state, StageState::kRunning);
+  EXPECT_EQ(seen[2].since_micros, kStart + 100'000);  // after the one backoff
+  EXPECT_EQ(seen[2].figures, (StageFigures{{"steps_seen", 3}}));
+}
+
+TEST_F(StageRunnerTest, ABugStopsThatStageOnlyAndTheExitStatusIsOne) {
+  auto runner = MakeRunner();
+  int other_steps = 0;
+  struct Counting final : Stage {
+    explicit Counting(int* n) : n_(n) {}
+    StepOutcome Step() override {
+      ++*n_;
+      return StepOutcome::Idle();
+    }
+    int* n_;
+  };
+  struct Failing final : Stage {
+    StepOutcome Step() override { return StepOutcome::Failed("SQLSTATE 23505"); }
+  };
+  runner->Add("applier", std::make_unique<Failing>(), Policy(), true);
+  runner->Add("capture", std::make_unique<Counting>(&other_steps), Policy(), true);
+  runner->Run("applier");  // returns: the stage failed
+  EXPECT_TRUE(runner->failed());
+  EXPECT_EQ(runner->ExitStatus(), 1);
+  EXPECT_FALSE(service_.stopped());  // the service goes on
+  const auto health = runner->Health();
+  EXPECT_EQ(Entry(health, "applier").state, StageState::kFailed);
+  EXPECT_EQ(Entry(health, "applier").reason, "SQLSTATE 23505");
+  EXPECT_EQ(Entry(health, "capture").state, StageState::kStarting);
+  const auto problems = runner->Problems();
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(problems[0], "applier failed: SQLSTATE 23505");
+  EXPECT_EQ(other_steps, 0);
+}
+
+TEST_F(StageRunnerTest, AnExceptionOutOfAStepIsABug) {
+  auto runner = MakeRunner();
+  struct Throwing final : Stage {
+    StepOutcome Step() override { throw std::runtime_error("boom"); }
+  };
+  runner->Add("fold", std::make_unique<Throwing>(), Policy(), true);
+  runner->Run("fold");
+  EXPECT_EQ(runner->ExitStatus(), 1);
+  EXPECT_EQ(Entry(runner->Health(), "fold").reason, "exception: boom");
+}
+
+TEST_F(StageRunnerTest, WaitUntilWakesAtThatTime) {
+  auto runner = MakeRunner();
+  std::vector<MicrosSinceEpoch> step_times;
+  auto stage = std::make_unique<ScriptedStage>(
+      std::deque<StepOutcome>{StepOutcome::WaitUntil(kStart + 7'250'000, "head backing off"),
+                              StepOutcome::WaitUntil(kStart, "already due")},
+      &service_, [&] { step_times.push_back(clock_.NowMicros()); });
+  runner->Add("fold", std::move(stage), Policy(), true);
+  runner->Run("fold");
+  // Woken at exactly T; a time already past steps again without waiting.
+  EXPECT_EQ(step_times,
+            (std::vector<MicrosSinceEpoch>{kStart, kStart + 7'250'000, kStart + 7'250'000}));
+  EXPECT_EQ(waiter_.waits, (std::vector<std::int64_t>{7250}));
+}
+
+TEST_F(StageRunnerTest, AWakeUpDuringAStepEndsTheNextWaitAtOnce) {
+  auto runner = MakeRunner();
+  StageRunner* raw = runner.get();
+  int n = 0;
+  auto stage = std::make_unique<ScriptedStage>(
+      std::deque<StepOutcome>{StepOutcome::Idle(), StepOutcome::Idle()}, &service_, [&] {
+        if (n++ == 0) raw->Wake("dispatch KAFKA:msg");  // only during the first step
+      });
+  runner->Add("dispatch KAFKA:msg", std::move(stage), Policy(), true);
+  runner->Run("dispatch KAFKA:msg");
+  // First idle wait ended by the wake-up (-1), the second waits idle_wait.
+  EXPECT_EQ(waiter_.waits, (std::vector<std::int64_t>{-1, 1000}));
+  runner->Wake("no such stage");  // ignored
+}
+
+TEST_F(StageRunnerTest, AStageThatNeedsLeadershipDoesNotStepWithoutIt) {
+  bool leading = false;
+  auto runner = MakeRunner([&] { return leading; });
+  StageRunner* raw = runner.get();
+  std::vector<std::string> problems_while_waiting;
+  waiter_.on_wait = [&](int n) {
+    if (n == 1) problems_while_waiting = raw->Problems();
+    if (n == 3) leading = true;  // leadership arrives during the third wait
+  };
+  auto stage = std::make_unique<ScriptedStage>(std::deque<StepOutcome>{StepOutcome::Progressed()},
+                                               &service_, [&] { EXPECT_TRUE(leading); });
+  StagePolicy p = Policy();
+  p.needs_leadership = true;
+  runner->Add("dispatch KAFKA:ref", std::move(stage), p, true);
+  runner->Run("dispatch KAFKA:ref");
+  EXPECT_EQ(problems_while_waiting, (std::vector<std::string>{"dispatch KAFKA:ref: not leading"}));
+  // Three idle waits without a step; then it progresses and goes idle (the
+  // script's end stops the service), which is the fourth wait.
+  EXPECT_EQ(waiter_.waits, (std::vector<std::int64_t>{1000, 1000, 1000}));
+  const StageHealth h = Entry(runner->Health(), "dispatch KAFKA:ref");
+  EXPECT_EQ(h.steps, 2);
+  EXPECT_EQ(h.state, StageState::kStopped);
+}
+
+TEST_F(StageRunnerTest, StagesRunOnTheirOwnThreadsUntilStopped) {
+  auto runner = MakeRunner();
+  std::atomic<int> steps{0};
+  struct Counting final : Stage {
+    explicit Counting(std::atomic<int>* n) : n_(n) {}
+    StepOutcome Step() override {
+      ++*n_;
+      return StepOutcome::Idle();
+    }
+    std::atomic<int>* n_;
+  };
+  // A real waiter: with idle_wait 1 h the thread steps once and waits until
+  // stopped, which must end its wait at once.
+  SystemStageWaiter real(&clock_);
+  StageRunner::Options o;
+  o.clock = &clock_;
+  o.waiter = &real;
+  o.service = &service_;
+  o.metrics = &metrics_;
+  runner = std::make_unique<StageRunner>(o);
+  StagePolicy p = Policy();
+  p.idle_wait = Millis(3'600'000);
+  runner->Add("capture", std::make_unique<Counting>(&steps), p);
+  runner->Start();
+  for (int i = 0; i < 10'000'000 && steps.load() == 0; ++i) std::this_thread::yield();
+  service_.Stop();
+  runner->Stop();  // joins
+  EXPECT_EQ(steps.load(), 1);
+  EXPECT_EQ(Entry(runner->Health(), "capture").state, StageState::kStopped);
+}
+
+}  // namespace
+}  // namespace msgx
