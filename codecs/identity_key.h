@@ -18,6 +18,12 @@ namespace msgx::sis {
 
 // proc_state.identity_key is VARCHAR(200).
 inline constexpr std::size_t kMaxIdentityKeyChars = 200;
+// A FLID is the flight's key in the state store, Redis, the Kafka key and
+// flight_hst.flid (VARCHAR(64)); a reference record's key is ref_master.rkey
+// (VARCHAR(200)). The decoder bounds both with BoundKey, so one bounded key
+// is used everywhere the fold writes it (docs/schema.md#bounded-values).
+inline constexpr std::size_t kMaxFlidChars = 64;
+inline constexpr std::size_t kMaxReferenceKeyChars = 200;
 
 // The key from META alone, before the fold adds a wrap epoch
 // (stream/fold/identity.h, EpochIdentityKey).

@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "codecs/identity_key.h"
 #include "codecs/sis_fields.h"
 #include "codecs/sis_time.h"
 #include "codecs/sis_xml.h"
@@ -160,7 +161,7 @@ class BodyDecoder {
     if (!s.ok()) return s;
     const std::string rec_path = "FLOP[" + std::to_string(r->index) + "]";
     if (!flid) return Status::Malformed(rec_path + "/FLID: missing");
-    r->flid = TextOf(flid);
+    r->flid = BoundKey(TextOf(flid), kMaxFlidChars);
     if (r->flid.empty()) return Status::Malformed(rec_path + "/FLID: empty");
     if (!(s = One(k, "FFID", &ffid)).ok()) return s;
     r->ffid = Text(ffid);
@@ -431,7 +432,7 @@ class BodyDecoder {
       if (!(s = Convert(c, ctx, "FLTR", &r->fields.back())).ok()) return s;
     }
     if (const Element* flid = r->Field("FLID")) {
-      r->flid.value = flid->text;
+      r->flid.value = flid->text.empty() ? flid->text : BoundKey(flid->text, kMaxFlidChars);
       r->flid.presence = flid->text.empty() ? Presence::kEmpty : Presence::kValue;
     }
     if (const Element* sodt = r->Field("SODT")) r->sodt = sodt->time;
@@ -501,7 +502,7 @@ class BodyDecoder {
         const std::string path =
             type_ + "[" + std::to_string(r.index) + "]/" + std::string(key_name);
         if (!key) return Status::Malformed(path + ": missing");
-        r.key = TextOf(key);
+        r.key = BoundKey(TextOf(key), kMaxReferenceKeyChars);
         if (r.key.empty()) return Status::Malformed(path + ": empty");
       } else if (name == "RECS" && !have_recs) {
         have_recs = true;

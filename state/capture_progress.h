@@ -39,8 +39,11 @@ struct CaptureProgress {
   // Ranges still re-checked on every poll, keyed by first id. A row that
   // appears in one is captured late and its id is removed from the range.
   std::map<std::int64_t, SkippedRange> skipped;
-  // Ranges that stopped being re-checked (the age-out horizon passed); kept
-  // for audit, keyed by first id, never removed.
+  // Ranges that stopped being re-checked (the age-out horizon passed), keyed
+  // by first id. The log store keeps every recorded one for audit and never
+  // removes it; in memory, capture holds only those aged out since its last
+  // append (LogStore::Append records them), so a poll's work does not grow
+  // with the log's age.
   std::map<std::int64_t, SkippedRange> aged_out;
   // Rows captured late, in total over the life of the log.
   std::int64_t late_captured = 0;

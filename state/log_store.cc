@@ -160,7 +160,14 @@ Result<std::uint64_t> LogStore::Append(std::span<const LogRecordData> records,
               log_layout::EncodeBigEndian(static_cast<std::uint64_t>(progress.late_captured)));
   }
   DiffRanges(prev.skipped, progress.skipped, &log_layout::SkipKey, &batch);
-  DiffRanges(prev.aged_out, progress.aged_out, &log_layout::AgedKey, &batch);
+  // Aged-out ranges are only ever added: `progress` carries the ones aged out
+  // since the last append, and a recorded one stays in the store for audit.
+  for (const auto& [first_id, r] : progress.aged_out) {
+    auto it = prev.aged_out.find(first_id);
+    if (it == prev.aged_out.end() || !(it->second == r)) {
+      batch.Put(log_layout::AgedKey(first_id), log_layout::EncodeRange(r));
+    }
+  }
 
   Status s = Commit(&batch);
   if (!s.ok()) return s;

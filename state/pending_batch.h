@@ -70,6 +70,12 @@ struct ReferenceRow {
   bool operator==(const ReferenceRow&) const = default;
 };
 
+// flight_hst's text columns: alcd VARCHAR(8), flno VARCHAR(16), mvin
+// VARCHAR(4). The fold cuts the values to fit (docs/schema.md#bounded-values).
+inline constexpr std::size_t kMaxHistoryAlcd = 8;
+inline constexpr std::size_t kMaxHistoryFlno = 16;
+inline constexpr std::size_t kMaxHistoryMvin = 4;
+
 // One flight_hst row: a swept flight's last state.
 struct HistoryRow {
   std::string flid;

@@ -42,6 +42,31 @@ timeval ToTimeval(std::chrono::milliseconds ms) {
 
 }  // namespace
 
+ErrorClass RedisReplyErrorClass(std::string_view reply) {
+  static constexpr std::string_view kOutages[] = {
+      "LOADING",    "BUSY",     "READONLY",    "MASTERDOWN", "MISCONF",   "OOM",
+      "NOREPLICAS", "TRYAGAIN", "CLUSTERDOWN", "NOAUTH",     "WRONGPASS", "NOPERM"};
+  auto is_outage_word = [](std::string_view s) {
+    for (std::string_view w : kOutages) {
+      if (s.substr(0, w.size()) == w &&
+          (s.size() == w.size() || s[w.size()] == ' ' || s[w.size()] == ':')) {
+        return true;
+      }
+    }
+    return false;
+  };
+  if (is_outage_word(reply)) return ErrorClass::kInfra;
+  // A script's error wraps the command's: "ERR Error running script (call to
+  // f_…): @user_script:1: OOM command not allowed …".
+  if (reply.substr(0, 3) == "ERR" && reply.find("script") != std::string_view::npos) {
+    for (std::size_t at = reply.find(' '); at != std::string_view::npos;
+         at = reply.find(' ', at + 1)) {
+      if (is_outage_word(reply.substr(at + 1))) return ErrorClass::kInfra;
+    }
+  }
+  return ErrorClass::kInternal;
+}
+
 Result<std::unique_ptr<RedisClient>> RedisClient::Create(const std::string& url,
                                                          std::chrono::milliseconds timeout) {
   static const std::regex kRe(R"(^redis://(?::([^@]*)@)?([^:/@]+)(?::(\d{1,5}))?(?:/(\d+))?/?$)");
@@ -111,9 +136,7 @@ Result<RedisValue> RedisClient::Command(const std::vector<std::string>& args) {
   std::unique_ptr<redisReply, void (*)(void*)> guard(reply, freeReplyObject);
   if (reply->type == REDIS_REPLY_ERROR) {
     std::string err(reply->str, static_cast<size_t>(reply->len));
-    // A server that is loading or read-only is an outage, not a bug.
-    if (err.rfind("LOADING", 0) == 0 || err.rfind("READONLY", 0) == 0 ||
-        err.rfind("MASTERDOWN", 0) == 0 || err.rfind("BUSY", 0) == 0) {
+    if (RedisReplyErrorClass(err) == ErrorClass::kInfra) {
       return Status::Infra("redis " + endpoint_ + ": " + err);
     }
     return Status::Internal("redis " + endpoint_ + " (" + (args.empty() ? "" : args[0]) +

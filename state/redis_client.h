@@ -1,9 +1,14 @@
 // RedisClient: a small synchronous Redis connection (hiredis 0.14).
 //
-// Every call returns a value or a kInfra Status (connection refused, reset,
-// timeout); a Redis error reply (-ERR …) is kInternal, since msgx only sends
-// commands it knows to be well-formed. After an I/O error the connection is
-// re-established on the next call, so an outage heals by retrying.
+// Every call returns a value or an error Status classed at this adapter
+// (docs/operations.md#error-classes):
+//   - kInfra, an outage: connection refused, reset or timed out, and every
+//     error reply that says the server, not the command, is at fault
+//     (RedisReplyErrorClass below);
+//   - kInternal, a bug: any other error reply (-ERR …, -WRONGTYPE …), since
+//     msgx only sends commands it knows to be well-formed.
+// After an I/O error the connection is re-established on the next call, so
+// an outage heals by retrying.
 //
 // Thread-safety: not thread-safe; one client per thread.
 #pragma once
@@ -11,6 +16,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/result.h"
@@ -27,6 +33,14 @@ struct RedisValue {
   long long integer = 0;
   std::vector<RedisValue> elements;  // kArray
 };
+
+// The class of an error reply by its first word: LOADING, BUSY, READONLY,
+// MASTERDOWN, MISCONF, OOM, NOREPLICAS, TRYAGAIN, CLUSTERDOWN, NOAUTH … are
+// kInfra (the server is loading, busy, a replica, cannot persist, is full,
+// lacks replicas, is resharding, or wants credentials it was not given);
+// anything else kInternal. A script error that carries one of them ("ERR
+// Error running script …: OOM …") counts as that one.
+ErrorClass RedisReplyErrorClass(std::string_view reply);
 
 class RedisClient {
  public:

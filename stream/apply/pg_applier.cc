@@ -10,6 +10,7 @@
 #include "base/failpoint.h"
 #include "base/log.h"
 #include "base/metrics.h"
+#include "codecs/identity_key.h"
 #include "state/digest.h"
 #include "state/outcome.h"
 #include "stream/pg/pg_leadership.h"
@@ -206,6 +207,10 @@ void WriteEvents(pqxx::dbtransaction& tx, const std::vector<EventRow>& rows) {
   flush();
 }
 
+std::string RefKey(const ReferenceRow& r) {
+  return sis::BoundKey(r.rkey, sis::kMaxReferenceKeyChars);
+}
+
 void WriteReferences(pqxx::dbtransaction& tx, const std::vector<ReferenceRow>& rows) {
   std::vector<const ReferenceRow*> upserts;
   std::vector<const ReferenceRow*> deletes;
@@ -220,8 +225,8 @@ void WriteReferences(pqxx::dbtransaction& tx, const std::vector<ReferenceRow>& r
       "WHERE r.state_version IS NULL OR r.state_version <= EXCLUDED.state_version",
       upserts, [&](const ReferenceRow& r) {
         // An empty source takes the column's default ('AODB').
-        return Text(tx, r.rtype) + "," + Text(tx, r.rkey) + "," + Text(tx, r.payload_json) + "," +
-               (r.source.empty() ? std::string("DEFAULT") : Text(tx, r.source)) + "," +
+        return Text(tx, r.rtype) + "," + Text(tx, RefKey(r)) + "," + Text(tx, r.payload_json) +
+               "," + (r.source.empty() ? std::string("DEFAULT") : Text(tx, r.source)) + "," +
                Time(r.refreshed_micros) + "," + Int(r.state_version);
       });
   ExecValues<ReferenceRow>(
@@ -229,18 +234,25 @@ void WriteReferences(pqxx::dbtransaction& tx, const std::vector<ReferenceRow>& r
       ") AS d (rtype, rkey, state_version) WHERE r.rtype = d.rtype AND r.rkey = d.rkey "
       "AND (r.state_version IS NULL OR r.state_version <= d.state_version)",
       deletes, [&](const ReferenceRow& r) {
-        return Text(tx, r.rtype) + "," + Text(tx, r.rkey) + "," + Int(r.state_version);
+        return Text(tx, r.rtype) + "," + Text(tx, RefKey(r)) + "," + Int(r.state_version);
       });
 }
 
+// The fold (version 2 on) bounds every key it writes; a pending batch of
+// an older fold version, still unapplied at an upgrade, may hold an
+// unbounded one. The applier bounds again with the same functions (a no-op
+// on a bounded value), so such a batch applies instead of failing with
+// SQLSTATE 22001 on every retry (docs/schema.md#bounded-values).
 void WriteHistory(pqxx::dbtransaction& tx, const std::vector<HistoryRow>& rows) {
   ExecValues<HistoryRow>(
       tx,
       "INSERT INTO flight_hst (flid, state_version, alcd, flno, mvin, sodt, payload_json, "
       "swept_at) VALUES ",
       " ON CONFLICT (flid, state_version) DO NOTHING", All(rows), [&](const HistoryRow& h) {
-        return Text(tx, h.flid) + "," + Int(h.state_version) + "," + TextOrNull(tx, h.alcd) + "," +
-               TextOrNull(tx, h.flno) + "," + TextOrNull(tx, h.mvin) + "," +
+        return Text(tx, sis::BoundKey(h.flid, sis::kMaxFlidChars)) + "," + Int(h.state_version) +
+               "," + TextOrNull(tx, BoundUtf8(h.alcd, kMaxHistoryAlcd)) + "," +
+               TextOrNull(tx, BoundUtf8(h.flno, kMaxHistoryFlno)) + "," +
+               TextOrNull(tx, BoundUtf8(h.mvin, kMaxHistoryMvin)) + "," +
                (h.sodt ? Time(*h.sodt) : std::string("NULL")) + "," + Text(tx, h.payload_json) +
                "," + Time(h.swept_micros);
       });

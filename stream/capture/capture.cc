@@ -70,7 +70,9 @@ Capture::Capture(LogStore* log, Mailbox* mailbox, Clock* clock, CaptureOptions o
       mailbox_(mailbox),
       clock_(clock),
       options_(options),
-      progress_(std::move(progress)) {}
+      progress_(std::move(progress)) {
+  progress_.aged_out.clear();  // recorded in the log store; not needed here
+}
 
 Status Capture::RecheckSkipped(CaptureProgress* next, std::vector<LogRecordData>* records,
                                PollOutcome* out) {
@@ -90,9 +92,15 @@ Status Capture::RecheckSkipped(CaptureProgress* next, std::vector<LogRecordData>
     ++next->late_captured;
     ++out->late;
   }
-  if (static_cast<int>(rows.size()) >= options_.batch_max) out->more = true;
+  if (static_cast<int>(rows.size()) >= options_.batch_max) {
+    // The re-read was cut short: rows of the ranges may be unread yet, so
+    // nothing ages out before a complete one.
+    out->more = true;
+    return Status::Ok();
+  }
 
-  // Age out only after the re-read, so that a row found now is captured.
+  // Age out only after a complete re-read, so that a row found now is
+  // captured.
   const MicrosSinceEpoch now = clock_->NowMicros();
   const std::int64_t horizon =
       std::chrono::duration_cast<std::chrono::microseconds>(options_.skipped_retention).count();
@@ -149,6 +157,7 @@ Result<Capture::GapDecision> Capture::DecideGap(std::int64_t first, std::int64_t
 Result<PollOutcome> Capture::Poll() {
   PollOutcome out;
   CaptureProgress next = progress_;
+  next.aged_out.clear();  // recorded by the append that aged them out
   std::vector<LogRecordData> records;
 
   Status s = RecheckSkipped(&next, &records, &out);

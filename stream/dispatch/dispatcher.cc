@@ -6,6 +6,7 @@
 #include "base/backoff.h"
 #include "base/log.h"
 #include "state/outcome.h"
+#include "stream/pg/pg_leadership.h"
 
 namespace msgx {
 namespace {
@@ -40,6 +41,7 @@ Dispatcher::Dispatcher(PgSession* pg, Publisher* publisher, MirrorOffsetFn mirro
       last_flush_mono_(clock->MonotonicMicros()) {}
 
 Result<DispatchStep> Dispatcher::Step() {
+  if (!options_.log_uuid.empty() && epoch_ == 0) return Stall(Status::Infra("not leader"));
   return options_.aggregate ? StepAggregate() : StepSingle();
 }
 
@@ -122,7 +124,7 @@ std::vector<std::int64_t> Dispatcher::EventIds(const std::vector<Event>& events)
 Status Dispatcher::MarkSent(const std::vector<Event>& events) {
   const std::vector<std::int64_t> ids = EventIds(events);
   const std::string now = PgTimestamp(clock_->NowMicros());
-  Status s = pg_->Run([&](pqxx::dbtransaction& tx) {
+  Status s = RunFenced([&](pqxx::dbtransaction& tx) {
     tx.exec_params(
         "UPDATE msg_event SET state = 'SENT', sent_at = $2::timestamptz, attempts = attempts + 1 "
         "WHERE event_id = ANY($1::bigint[]) AND state = 'PENDING'",
@@ -142,7 +144,7 @@ Result<int> Dispatcher::Charge(const std::vector<Event>& events, const std::stri
       clock_->NowMicros() +
       BackoffDelay(options_.backoff, options_.backoff_cap, attempt).count() * 1000;
   int dead = 0;
-  Status s = pg_->Run([&](pqxx::dbtransaction& tx) {
+  Status s = RunFenced([&](pqxx::dbtransaction& tx) {
     pqxx::result r = tx.exec_params(
         "UPDATE msg_event SET attempts = attempts + 1, error_class = 'KAFKA_PERMANENT', "
         "last_error = $2, next_attempt_at = $3::timestamptz, "
@@ -169,6 +171,22 @@ Result<int> Dispatcher::Charge(const std::vector<Event>& events, const std::stri
                                                        std::to_string(attempt) + ": " + error));
   }
   return dead;
+}
+
+namespace {
+struct StaleLeader : std::exception {};
+}  // namespace
+
+Status Dispatcher::RunFenced(const std::function<void(pqxx::dbtransaction&)>& fn) {
+  if (options_.log_uuid.empty()) return pg_->Run(fn);
+  if (epoch_ == 0) return Status::Infra("not leader");
+  Status fence = Status::Ok();
+  Status s = pg_->Run([&](pqxx::dbtransaction& tx) {
+    fence = CheckEpoch(tx, options_.pipeline, epoch_, options_.log_uuid);
+    if (!fence.ok()) throw StaleLeader();
+    fn(tx);
+  });
+  return fence.ok() ? s : fence;
 }
 
 DispatchStep Dispatcher::Stall(const Status& outage) {
@@ -312,7 +330,7 @@ Result<DispatchStep> Dispatcher::StepAggregate() {
     const std::int64_t batch_id = members.front().event_id;
     for (auto& e : members) e.batch_id = batch_id;
     const std::vector<std::int64_t> ids = EventIds(members);
-    Status s = pg_->Run([&](pqxx::dbtransaction& tx) {
+    Status s = RunFenced([&](pqxx::dbtransaction& tx) {
       tx.exec_params(
           "UPDATE msg_event SET batch_id = $1 WHERE event_id = ANY($2::bigint[]) "
           "AND state = 'PENDING' AND batch_id IS NULL",

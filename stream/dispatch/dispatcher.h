@@ -63,6 +63,12 @@ struct DispatcherOptions {
   Millis flush_period{3000};
   int flush_limit = 500;
   std::int64_t max_batch_bytes = 900'000;
+  // The leadership fence (docs/commit-protocol.md): with a log_uuid, every
+  // write to msg_event checks the epoch given by set_epoch() in its own
+  // transaction, so a stale leader's write fails and nothing it does lands.
+  // Empty: unfenced (tests of the dispatcher alone).
+  std::string pipeline = "main";
+  std::string log_uuid;
 
   // The options of `target` ("KAFKA:msg" …) from the configuration.
   static DispatcherOptions ForTarget(const Config& config, const std::string& target);
@@ -100,6 +106,10 @@ class Dispatcher {
   // the returned step says. kInternal means a bug (stop with an alarm).
   Result<DispatchStep> Step();
 
+  // The epoch granted by PgLeadership; 0 means not leader, and a fenced
+  // dispatcher then stalls "not leader" without writing anything.
+  void set_epoch(std::int64_t epoch) { epoch_ = epoch; }
+
   bool stalled() const { return stalled_; }
   const std::string& last_error() const { return last_error_; }
   std::int64_t sent_total() const { return sent_total_; }
@@ -130,6 +140,9 @@ class Dispatcher {
   // Charges a permanent failure to `events`; returns how many became DEAD.
   Result<int> Charge(const std::vector<Event>& events, const std::string& error);
   DispatchStep Stall(const Status& outage);
+  // pg_->Run(fn), first checking the epoch inside the same transaction when
+  // fenced (a stale epoch is kInfra and rolls back everything).
+  Status RunFenced(const std::function<void(pqxx::dbtransaction&)>& fn);
 
   PgSession* pg_;
   Publisher* publisher_;
@@ -138,6 +151,7 @@ class Dispatcher {
   DispatcherOptions options_;
 
   bool stalled_ = false;
+  std::int64_t epoch_ = 0;
   std::string last_error_;
   std::int64_t sent_total_ = 0;
   std::int64_t dead_total_ = 0;

@@ -72,9 +72,6 @@ bool IsPermanentKafkaError(int err) {
     case RD_KAFKA_RESP_ERR_INVALID_MSG_SIZE:
     case RD_KAFKA_RESP_ERR_INVALID_RECORD:
     case RD_KAFKA_RESP_ERR_RECORD_LIST_TOO_LARGE:
-    case RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED:
-    case RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED:
-    case RD_KAFKA_RESP_ERR_TOPIC_EXCEPTION:
     case RD_KAFKA_RESP_ERR__INVALID_ARG:
     case RD_KAFKA_RESP_ERR__BAD_MSG:
       return true;
@@ -226,7 +223,7 @@ PublishResult KafkaPublisher::Publish(std::span<const OutgoingMessage> batch) {
   // commit that timed out leaves messages inside librdkafka) is ignored.
   delivery_base_ = next_message_;
   next_message_ += batch.size();
-  delivery_.assign(batch.size(), -1);
+  delivery_.assign(batch.size(), kNoReport);
   const std::vector<int>& delivery = delivery_;
   auto abort_txn = [&] {
     if (rd_kafka_error_t* e = rd_kafka_abort_transaction(rk_, timeout_ms)) {
@@ -293,7 +290,10 @@ PublishResult KafkaPublisher::Publish(std::span<const OutgoingMessage> batch) {
   std::string text = failed(e, "commit_transaction");
   if (abortable) abort_txn();
   for (size_t i = 0; i < delivery.size(); ++i) {
-    if (delivery[i] > 0 && IsPermanentKafkaError(delivery[i])) {
+    // After any failed delivery the idempotent producer's sequence numbers
+    // have a gap; its next transaction would fail OUT_OF_ORDER_SEQUENCE.
+    if (delivery[i] != kNoReport && delivery[i] != 0) needs_rebuild_ = true;
+    if (delivery[i] != kNoReport && IsPermanentKafkaError(delivery[i])) {
       // The idempotent producer skipped the failed sequence numbers; its
       // next transaction would fail OUT_OF_ORDER_SEQUENCE. Start clean.
       needs_rebuild_ = true;

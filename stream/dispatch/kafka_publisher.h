@@ -14,6 +14,7 @@
 #pragma once
 
 #include <chrono>
+#include <climits>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -66,13 +67,19 @@ class KafkaPublisher final : public Publisher {
   rd_kafka_s* rk_ = nullptr;
   std::uint64_t next_message_ = 1;   // numbers messages across batches
   std::uint64_t delivery_base_ = 0;  // number of the current batch's first
-  std::vector<int> delivery_;        // its delivery errors (-1: no report)
+  std::vector<int> delivery_;        // its delivery errors (kNoReport: none yet)
+  static constexpr int kNoReport = INT_MIN;
   bool txn_ready_ = false;
   bool needs_rebuild_ = false;
 };
 
 // True for errors that are the message's own fault and will not heal by
-// waiting: message too large, invalid/corrupt record, authorisation.
+// waiting: message too large, an invalid or corrupt record, a bad argument
+// for this message (client-side codes included). Everything else is an
+// outage of the target (docs/operations.md#error-classes): transport and
+// timeouts, leader or coordinator changes, too few replicas, and the
+// topic's or the cluster's authorisation (an ACL change is the cluster's
+// fault, not the event's).
 bool IsPermanentKafkaError(int rd_kafka_resp_err);
 
 }  // namespace msgx

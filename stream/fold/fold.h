@@ -56,7 +56,8 @@
 namespace msgx {
 
 // Bumped whenever handler semantics change (docs/fold.md#determinism).
-inline constexpr std::int64_t kFoldVersion = 1;
+// 2: keys and texts bounded to their columns (docs/schema.md#bounded-values).
+inline constexpr std::int64_t kFoldVersion = 2;
 
 struct FoldOptions {
   int batch_max = 1000;

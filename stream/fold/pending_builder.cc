@@ -53,9 +53,10 @@ void PendingBuilder::AddSweep(std::int64_t offset, const Decision& decision, Mic
     HistoryRow h;
     h.flid = c.flid;
     h.state_version = offset;
-    h.alcd = FieldText(c.flight->data, "ALCD");
-    h.flno = FieldText(c.flight->data, "FLNO");
-    h.mvin = FieldText(c.flight->data, "MVIN");
+    // Cut to flight_hst's columns (docs/schema.md#bounded-values).
+    h.alcd = BoundUtf8(FieldText(c.flight->data, "ALCD"), kMaxHistoryAlcd);
+    h.flno = BoundUtf8(FieldText(c.flight->data, "FLNO"), kMaxHistoryFlno);
+    h.mvin = BoundUtf8(FieldText(c.flight->data, "MVIN"), kMaxHistoryMvin);
     h.sodt = c.flight->Sodt();
     h.payload_json = FlightJson(*c.flight, *zone_);
     h.swept_micros = now;

@@ -8,12 +8,29 @@ namespace msgx {
 PgSession::PgSession(std::string url) : url_(std::move(url)) {}
 PgSession::~PgSession() = default;
 
+ErrorClass PgSqlStateClass(std::string_view state) {
+  const std::string_view cls = state.substr(0, 2);
+  // Connection (08), transaction rollback: serialization, deadlock (40),
+  // resources (53), operator intervention and shutdown (57), system (58).
+  if (cls == "08" || cls == "40" || cls == "53" || cls == "57" || cls == "58") {
+    return ErrorClass::kInfra;
+  }
+  // A read-only transaction (a standby after failover, or
+  // default_transaction_read_only), a lock or statement timeout, an object
+  // in use, too many connections for the role, a login refused.
+  static constexpr std::string_view kOutages[] = {"25006", "55P03", "55006", "57014",
+                                                  "28000", "28P01", "53300"};
+  for (std::string_view o : kOutages) {
+    if (state == o) return ErrorClass::kInfra;
+  }
+  return ErrorClass::kInternal;
+}
+
 Status PgErrorStatus(const std::exception& e, const std::string& what) {
   if (const auto* sql = dynamic_cast<const pqxx::sql_error*>(&e)) {
     const std::string state = sql->sqlstate();
-    const std::string cls = state.substr(0, 2);
-    if (cls == "08" || cls == "57" || cls == "40" || cls == "53" || cls == "58") {
-      return Status::Infra(what + ": " + e.what());
+    if (PgSqlStateClass(state) == ErrorClass::kInfra) {
+      return Status::Infra(what + " (SQLSTATE " + state + "): " + e.what());
     }
     return Status::Internal(what + " (SQLSTATE " + state + "): " + e.what());
   }

@@ -4,8 +4,9 @@
 //
 // Run() executes a function inside one transaction and commits it. Errors:
 //   - connection lost or refused, server shutting down, serialisation or
-//     deadlock, out of resources: kInfra (an outage: retry, charge nothing);
-//     the connection is dropped and re-opened on the next Run();
+//     deadlock, out of resources, a read-only database, a lock timeout, a
+//     refused login (PgSqlStateClass): kInfra (an outage: retry, charge
+//     nothing); the connection is dropped and re-opened on the next Run();
 //   - SQLSTATE class 22 (data) or 23 (constraint): kInternal. The fold
 //     bounds everything it writes, so this is a bug: stop with an alarm, do
 //     not retry as an outage;
@@ -18,6 +19,7 @@
 #include <memory>
 #include <pqxx/pqxx>
 #include <string>
+#include <string_view>
 
 #include "base/clock.h"
 #include "base/result.h"
@@ -56,6 +58,11 @@ std::string PgArrayLiteral(const Ints& values) {
 
 // "2026-11-30 02:48:34.123456+00": a TIMESTAMPTZ literal for a UTC instant.
 std::string PgTimestamp(MicrosSinceEpoch micros);
+
+// The class of a SQLSTATE (docs/operations.md#error-classes): kInfra for
+// classes 08, 40, 53, 57, 58 and for 25006, 55P03, 55006, 57014, 28000,
+// 28P01, 53300; kInternal for everything else (22 and 23 among them).
+ErrorClass PgSqlStateClass(std::string_view state);
 
 // Classifies an exception thrown by libpqxx as above.
 Status PgErrorStatus(const std::exception& e, const std::string& what);

@@ -18,7 +18,6 @@ namespace msgx {
 namespace {
 
 constexpr const char* kTargets[] = {"KAFKA:msg", "KAFKA:schd", "KAFKA:ref"};
-constexpr Millis kOutputBackoffCap{30'000};
 constexpr std::int64_t kPruneEveryMicros = 60'000'000;
 
 std::string DispatchStageName(const std::string& target) { return "dispatch " + target; }
@@ -141,9 +140,11 @@ class DispatchStage final : public Stage {
               if (!p->initialized || p->log_uuid != uuid) return std::int64_t{-1};
               return p->offset;
             },
-            d.clock, DispatcherOptions::ForTarget(*d.config, target)) {}
+            d.clock, Options(d, target)),
+        leader_(d.leader) {}
 
   StepOutcome Step() override {
+    dispatcher_.set_epoch(leader_->epoch());
     auto step = dispatcher_.Step();
     if (!step.ok()) return StepOutcome::FromStatus(step.status());
     sent_ = dispatcher_.sent_total();
@@ -171,24 +172,22 @@ class DispatchStage final : public Stage {
   }
 
  private:
+  static DispatcherOptions Options(const OutputDeps& d, const std::string& target) {
+    DispatcherOptions o = DispatcherOptions::ForTarget(*d.config, target);
+    o.log_uuid = d.log_uuid;  // fenced by the leader's epoch
+    return o;
+  }
+
   std::unique_ptr<KafkaPublisher> publisher_;
   std::unique_ptr<RedisClient> redis_;
   RedisMirror gate_;
   PgSession pg_;
   Clock* clock_;
   Dispatcher dispatcher_;
+  LeadershipKeeper* leader_;
   std::atomic<std::int64_t> sent_{0};
   std::atomic<std::int64_t> dead_{0};
 };
-
-StagePolicy OutputPolicy(const Config& c, bool needs_leadership) {
-  StagePolicy p;
-  p.needs_leadership = needs_leadership;
-  p.idle_wait = c.pipeline.poll_interval;
-  p.backoff = {c.pipeline.poll_interval};
-  p.backoff_cap = kOutputBackoffCap;
-  return p;
-}
 
 }  // namespace
 
@@ -226,11 +225,15 @@ Status AddOutputStages(const OutputDeps& deps, StageRunner* runner) {
   if (pg) {
     const std::atomic<std::int64_t>* mirror_offset = mirror ? mirror->OffsetCell() : nullptr;
     runner->Add(kApplierStage, std::make_unique<ApplierStage>(deps, mirror_offset, runner),
-                OutputPolicy(c, true));
+                StagePolicy::Polling(c.pipeline.poll_interval, true));
   }
-  if (mirror) runner->Add(kMirrorStage, std::move(mirror), OutputPolicy(c, false));
+  // Only the leader writes Redis: a second process on a copy of the state
+  // directory must not overwrite the leader's mirror.
+  if (mirror)
+    runner->Add(kMirrorStage, std::move(mirror),
+                StagePolicy::Polling(c.pipeline.poll_interval, true));
   for (auto& [target, stage] : dispatchers) {
-    StagePolicy p = OutputPolicy(c, true);
+    StagePolicy p = StagePolicy::Polling(c.pipeline.poll_interval, true);
     const DispatcherOptions o = DispatcherOptions::ForTarget(c, target);
     p.backoff = o.backoff;
     p.backoff_cap = o.backoff_cap;

@@ -1,6 +1,8 @@
 #include "stream/service/run_service.h"
 
+#include <atomic>
 #include <filesystem>
+#include <mutex>
 #include <optional>
 
 #include "base/backoff.h"
@@ -42,8 +44,44 @@ constexpr const char* kFoldStage = "fold";
 constexpr Millis kStartRetry{500};
 constexpr Millis kStartRetryCap{30'000};
 
+// What HTTP reads from the first second on: the start-up phase until the
+// stages run, then the runner. The pointers are set only while what they
+// point to is alive (ClearOnExit).
+class Startup {
+ public:
+  void SetPhase(std::string phase) {
+    std::lock_guard<std::mutex> lock(mu_);
+    phase_ = std::move(phase);
+  }
+  std::string Phase() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return phase_;
+  }
+  std::atomic<StageRunner*> runner{nullptr};
+  std::atomic<LeadershipKeeper*> keeper{nullptr};
+
+ private:
+  mutable std::mutex mu_;
+  std::string phase_ = "starting";  // guarded by mu_
+};
+
+// Resets an atomic pointer when it goes out of scope (before what it points
+// to, when declared after it).
+template <typename T>
+class ClearOnExit {
+ public:
+  explicit ClearOnExit(std::atomic<T*>* p) : p_(p) {}
+  ~ClearOnExit() { p_->store(nullptr); }
+  ClearOnExit(const ClearOnExit&) = delete;
+  ClearOnExit& operator=(const ClearOnExit&) = delete;
+
+ private:
+  std::atomic<T*>* p_;
+};
+
 // Waits for the state.dir lock, saying once who holds it.
-std::unique_ptr<FileLock> AcquireStateDirLock(const std::string& path, Stopper* stopper) {
+std::unique_ptr<FileLock> AcquireStateDirLock(const std::string& path, Stopper* stopper,
+                                              Startup* startup) {
   bool said = false;
   while (!stopper->stopped()) {
     auto lock = FileLock::TryAcquire(path);
@@ -53,6 +91,7 @@ std::unique_ptr<FileLock> AcquireStateDirLock(const std::string& path, Stopper* 
     }
     if (!said) {
       Logger("run")->warn("waiting for the state.dir lock: {}", lock.status().message());
+      startup->SetPhase("waiting for the state.dir lock: " + lock.status().message());
       said = true;
     }
     stopper->WaitFor(kStartRetry);
@@ -78,15 +117,6 @@ std::optional<RebuildCheck> LoadRebuildCheck(const Config& config, std::int64_t 
   return std::nullopt;
 }
 
-StagePolicy InputPolicy(const Config& c, bool needs_leadership) {
-  StagePolicy p;
-  p.needs_leadership = needs_leadership;
-  p.idle_wait = c.pipeline.poll_interval;
-  p.backoff = {c.pipeline.poll_interval};
-  p.backoff_cap = kStartRetryCap;
-  return p;
-}
-
 }  // namespace
 
 int RunService(const Config& config) {
@@ -95,25 +125,7 @@ int RunService(const Config& config) {
   StopOnTerminationSignals(&stopper);
   Clock* clock = SystemClock::Default();
 
-  std::error_code ec;
-  fs::create_directories(config.state_dir, ec);
-  if (ec) {
-    lg->error("state.dir {}: {}", config.state_dir, ec.message());
-    return 2;
-  }
-  auto dir_lock = AcquireStateDirLock(config.state_dir + "/LOCK.msgx", &stopper);
-  if (!dir_lock) return 0;  // stopped while waiting
-
-  auto log = LogStore::Open(config.state_dir + "/log", clock);
-  if (!log.ok()) {
-    lg->error("log store: {}", log.status().ToString());
-    return 1;
-  }
-  auto store = StateStore::Open(config.state_dir + "/state", {});
-  if (!store.ok()) {
-    lg->error("state store: {}", store.status().ToString());
-    return 1;
-  }
+  // The time zone and the decoder need only the configuration.
   auto tz = TimeZone::Load(config.airport_timezone);
   if (!tz.ok()) {
     lg->error("{}", tz.status().ToString());
@@ -124,6 +136,77 @@ int RunService(const Config& config) {
   const sis::SisDecoder sis_decoder(*tz, decoder_options);
   const SisFoldDecoder decoder(sis_decoder);
   const TimeZoneAirportZone zone(*tz);
+
+  // HTTP first: /healthz answers from the first second, and /readyz says
+  // what start-up waits for (the state.dir lock, leadership, PostgreSQL).
+  Startup startup;
+  std::unique_ptr<MailboxIngest> ingest;
+  if (!config.mailbox_url.empty()) {
+    ingest = std::make_unique<MailboxIngest>(config, &sis_decoder, clock);
+  }
+  auto live = [&startup] {
+    LiveStatus l;
+    if (LeadershipKeeper* k = startup.keeper.load()) {
+      l.leader_epoch = k->epoch();
+      l.leading = l.leader_epoch > 0;
+      l.waiting = k->waiting();
+    }
+    if (StageRunner* r = startup.runner.load()) {
+      l.stages = r->Health();
+    } else {
+      l.leading = false;
+      if (l.waiting.empty()) l.waiting = startup.Phase();
+    }
+    return l;
+  };
+  HttpEndpoints endpoints;
+  endpoints.ingest = ingest.get();
+  endpoints.readiness = [&startup, &config] {
+    Readiness r;
+    StageRunner* runner = startup.runner.load();
+    LeadershipKeeper* keeper = startup.keeper.load();
+    if (runner != nullptr) {
+      r.problems = runner->Problems();
+    } else if (keeper == nullptr || keeper->epoch() > 0) {
+      r.problems.push_back(startup.Phase());
+    }
+    if (config.mailbox_url.empty()) r.problems.emplace_back("mailbox.url not configured");
+    if (keeper != nullptr && keeper->epoch() == 0) {
+      r.problems.push_back("not leading: " + keeper->waiting());
+    }
+    r.ready = r.problems.empty();
+    return r;
+  };
+  endpoints.status_json = [&config, live] {
+    const LiveStatus l = live();
+    return ToJson(BuildStatus(config, &l));
+  };
+  auto http = HttpServer::Start(config.http_listen, std::move(endpoints));
+  if (!http.ok()) {
+    lg->error("{}", http.status().ToString());
+    return 2;
+  }
+
+  std::error_code ec;
+  fs::create_directories(config.state_dir, ec);
+  if (ec) {
+    lg->error("state.dir {}: {}", config.state_dir, ec.message());
+    return 2;
+  }
+  auto dir_lock = AcquireStateDirLock(config.state_dir + "/LOCK.msgx", &stopper, &startup);
+  if (!dir_lock) return 0;  // stopped while waiting
+
+  startup.SetPhase("opening the stores");
+  auto log = LogStore::Open(config.state_dir + "/log", clock);
+  if (!log.ok()) {
+    lg->error("log store: {}", log.status().ToString());
+    return 1;
+  }
+  auto store = StateStore::Open(config.state_dir + "/state", {});
+  if (!store.ok()) {
+    lg->error("state store: {}", store.status().ToString());
+    return 1;
+  }
   LogStore* log_store = log->get();
   LogFoldSource source(
       [log_store](std::uint64_t from, std::size_t max, std::vector<LogEntry>* out) {
@@ -137,11 +220,13 @@ int RunService(const Config& config) {
   // already holds: a state store behind it is being rebuilt, and the fold
   // cuts its batches where PostgreSQL's end, to compare digests there.
   std::unique_ptr<LeadershipKeeper> keeper;
+  const ClearOnExit<LeadershipKeeper> keeper_view(&startup.keeper);
   std::optional<RebuildCheck> rebuild;
   if (config.postgres_url.empty()) {
     lg->warn("postgres.url is not configured: outcomes and events stay in the state store");
   } else {
     keeper = std::make_unique<LeadershipKeeper>(config.postgres_url, (*log)->log_uuid(), &stopper);
+    startup.keeper = keeper.get();
     if (Status s = keeper->AcquireFirst(); !s.ok()) {
       if (stopper.stopped()) return 0;
       lg->error("{}", s.ToString());
@@ -152,8 +237,10 @@ int RunService(const Config& config) {
       lg->error("state store: {}", meta.status().ToString());
       return 1;
     }
+    startup.SetPhase("reading PostgreSQL's batch digests for the rebuild check");
     rebuild = LoadRebuildCheck(config, meta->applied_offset, &stopper);
     if (!rebuild) return stopper.stopped() ? 0 : 1;
+    startup.SetPhase("starting the stages");
     if (rebuild->pending()) {
       lg->warn(
           "state store at offset {} is behind PostgreSQL at {}: rebuilding from the log, "
@@ -211,16 +298,17 @@ int RunService(const Config& config) {
     capture = std::move(c.value());
     runner.Add(kCaptureStage,
                std::make_unique<CaptureStage>(capture.get(), [&] { runner.Wake(kFoldStage); }),
-               InputPolicy(config, false));
+               StagePolicy::Polling(config.pipeline.poll_interval, false));
   }
   std::unique_ptr<CommandIntake> intake;
   if (config.postgres_url.empty()) {
     lg->warn("postgres.url is not configured: msgx_command is not read");
   } else {
     intake = std::make_unique<CommandIntake>(config.postgres_url, log_store);
+    // Intake marks msgx_command rows: only the leader may (docs/commit-protocol.md).
     runner.Add(kIntakeStage,
                std::make_unique<IntakeStage>(intake.get(), [&] { runner.Wake(kFoldStage); }),
-               InputPolicy(config, false));
+               StagePolicy::Polling(config.pipeline.poll_interval, true));
   }
   HeadRetry head_retry(config.pipeline, clock, config.state_dir + "/seed-head");
   FoldStage::Deps fd;
@@ -237,7 +325,8 @@ int RunService(const Config& config) {
   };
   auto fold_stage = std::make_unique<FoldStage>(fd);
   const FoldStage* fold_view = fold_stage.get();
-  runner.Add(kFoldStage, std::move(fold_stage), InputPolicy(config, false), true);
+  runner.Add(kFoldStage, std::move(fold_stage),
+             StagePolicy::Polling(config.pipeline.poll_interval, false), true);
   if (keeper) {
     OutputDeps deps;
     deps.config = &config;
@@ -252,40 +341,6 @@ int RunService(const Config& config) {
     }
   }
 
-  // HTTP.
-  std::unique_ptr<MailboxIngest> ingest;
-  if (!config.mailbox_url.empty()) {
-    ingest = std::make_unique<MailboxIngest>(config, &sis_decoder, clock);
-  }
-  auto live = [&] {
-    LiveStatus l;
-    if (keeper) {
-      l.leader_epoch = keeper->epoch();
-      l.leading = l.leader_epoch > 0;
-      l.waiting = keeper->waiting();
-    }
-    l.stages = runner.Health();
-    return l;
-  };
-  HttpEndpoints endpoints;
-  endpoints.ingest = ingest.get();
-  endpoints.readiness = [&] {
-    Readiness r;
-    r.problems = runner.Problems();
-    if (mailbox == nullptr) r.problems.emplace_back("mailbox.url not configured");
-    if (keeper && keeper->epoch() == 0) r.problems.push_back("not leading: " + keeper->waiting());
-    r.ready = r.problems.empty();
-    return r;
-  };
-  endpoints.status_json = [&] {
-    const LiveStatus l = live();
-    return ToJson(BuildStatus(config, &l));
-  };
-  auto http = HttpServer::Start(config.http_listen, std::move(endpoints));
-  if (!http.ok()) {
-    lg->error("{}", http.status().ToString());
-    return 2;
-  }
   lg->info("msgx run: log {} at offset {}, applied {}, http on port {}", log_store->log_uuid(),
            log_store->next_offset(), fold.applied_offset(), (*http)->port());
 
@@ -301,6 +356,8 @@ int RunService(const Config& config) {
       }
     });
   }
+  startup.runner = &runner;
+  const ClearOnExit<StageRunner> runner_view(&startup.runner);
   runner.Start();
   runner.Run(kFoldStage);
   // The fold returns when the service stops, or when it failed; the other
@@ -308,7 +365,7 @@ int RunService(const Config& config) {
   while (!stopper.stopped()) stopper.WaitFor(std::chrono::milliseconds(60'000));
   runner.Stop();
   if (keeper_thread.joinable()) keeper_thread.join();
-  http->reset();
+  http->reset();  // before the runner and the keeper it reads go away
   lg->info("msgx run stopped: applied offset {}, digest {}", fold_view->applied_offset(),
            ToHex(fold.digest()).substr(0, 16));
   return runner.ExitStatus() == 0 && !keeper_failed ? 0 : 1;

@@ -56,6 +56,13 @@ struct StagePolicy {
   Millis idle_wait{1000};         // an idle stage's wait when nobody wakes it
   std::vector<Millis> backoff;    // outage backoff steps (base/backoff.h)
   Millis backoff_cap{30'000};
+
+  // A stage that polls every `poll_interval` when idle and, stalled, backs
+  // off from `poll_interval` doubling up to 30 s
+  // (docs/configuration.md#backoff).
+  static StagePolicy Polling(Millis poll_interval, bool needs_leadership) {
+    return {needs_leadership, poll_interval, {poll_interval}, Millis(30'000)};
+  }
 };
 
 // One named figure of a stage's health entry ("offset", "sent", "dead").

@@ -13,6 +13,7 @@
 
 #include "stream/dispatch/event_replay.h"
 #include "stream/dispatch/kafka_publisher.h"
+#include "stream/pg/pg_leadership.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/servers.h"
 
@@ -408,6 +409,44 @@ TEST_F(DispatcherTest, OversizedScheduleBatchIsSplitByTheByteCap) {
   auto got = testing::ConsumeTopic(kafka_->Bootstrap(), "t.schd", 3, seconds(10));
   ASSERT_EQ(got.size(), 3u);
   for (const auto& m : got) EXPECT_LE(m.value.size(), 250u);
+}
+
+// A fenced dispatcher writes msg_event only under the current epoch: once
+// another process has taken a newer one, nothing this one marks lands, and
+// without an epoch it does not even publish.
+TEST_F(DispatcherTest, AStaleLeadersWritesDoNotLand) {
+  PgLeadership lead(url_, "log-A");
+  auto a = lead.TryAcquire();
+  ASSERT_TRUE(a.ok() && a->leader) << (a.ok() ? a->holder : a.status().ToString());
+  for (int v = 1; v <= 3; ++v)
+    InsertEvent("KAFKA:msg", "F1", v, "{\"v\":" + std::to_string(v) + "}");
+  auto real = MakePublisher();
+  SwitchablePublisher counting(real.get());
+  DispatcherOptions o = Options("KAFKA:msg", "t.msg");
+  o.log_uuid = "log-A";
+  Dispatcher d(
+      session_.get(), &counting, [] { return Result<std::int64_t>(100); }, &clock_, o);
+  auto idle = d.Step();  // no epoch yet: not leader, nothing published
+  ASSERT_TRUE(idle.ok());
+  EXPECT_EQ(idle->kind, DispatchStep::Kind::kStalled);
+  EXPECT_EQ(idle->error, "not leader");
+  EXPECT_EQ(counting.calls, 0);
+  d.set_epoch(a->epoch);
+  auto sent = d.Step();
+  ASSERT_TRUE(sent.ok());
+  ASSERT_EQ(sent->kind, DispatchStep::Kind::kSent) << sent->error;
+  EXPECT_EQ(Query("SELECT count(*) FROM msg_event WHERE state = 'SENT'"), "3");
+
+  // Another process leads now (a newer epoch); this one has not noticed.
+  Query("UPDATE pipeline SET leader_epoch = leader_epoch + 1");
+  for (int v = 4; v <= 5; ++v)
+    InsertEvent("KAFKA:msg", "F1", v, "{\"v\":" + std::to_string(v) + "}");
+  auto stale = d.Step();
+  ASSERT_TRUE(stale.ok());
+  EXPECT_EQ(stale->kind, DispatchStep::Kind::kStalled);
+  EXPECT_NE(stale->error.find("stale epoch"), std::string::npos) << stale->error;
+  EXPECT_EQ(Query("SELECT count(*) FROM msg_event WHERE state = 'SENT'"), "3");
+  EXPECT_EQ(Query("SELECT count(*) FROM msg_event WHERE state = 'PENDING' AND attempts = 0"), "2");
 }
 
 }  // namespace

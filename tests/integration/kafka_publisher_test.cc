@@ -104,6 +104,35 @@ TEST_F(KafkaPublisherTest, OversizedMessageIsPermanentAndNothingOfTheBatchIsVisi
   EXPECT_EQ(got[0].value, "after");
 }
 
+// An ACL change or a topic in trouble is the target's fault, not the
+// event's: a stall (nothing charged), and delivery resumes when it heals.
+TEST_F(KafkaPublisherTest, AuthorizationAndTopicErrorsAreOutagesNotTheEvents) {
+  auto p = KafkaPublisher::Create(Options());
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  ASSERT_TRUE(
+      (*p)->Publish(std::vector<OutgoingMessage>{Msg("t.events", "F1", "v0", "e0")}).committed);
+  for (rd_kafka_resp_err_t err :
+       {RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED,
+        RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED, RD_KAFKA_RESP_ERR_TOPIC_EXCEPTION}) {
+    rd_kafka_mock_push_request_errors(kafka_->cluster(), 0 /* Produce */, 3, err, err, err);
+    PublishResult failed =
+        (*p)->Publish(std::vector<OutgoingMessage>{Msg("t.events", "F1", "v1", "e1")});
+    EXPECT_FALSE(failed.committed) << rd_kafka_err2name(err);
+    EXPECT_FALSE(failed.permanent_index.has_value()) << failed.permanent_error;
+    EXPECT_EQ(failed.outage.error_class(), ErrorClass::kInfra) << rd_kafka_err2name(err);
+    rd_kafka_mock_clear_request_errors(kafka_->cluster(), 0);
+  }
+  PublishResult up;
+  for (int attempt = 0; attempt < 10 && !up.committed; ++attempt) {
+    up = (*p)->Publish(std::vector<OutgoingMessage>{Msg("t.events", "F1", "v1", "e1")});
+    EXPECT_FALSE(up.permanent_index.has_value()) << up.permanent_error;
+  }
+  ASSERT_TRUE(up.committed) << up.outage.ToString();
+  auto got = testing::ConsumeTopic(kafka_->Bootstrap(), "t.events", 3, std::chrono::seconds(5));
+  ASSERT_EQ(got.size(), 2u);  // read_committed: the failed attempts are invisible
+  EXPECT_EQ(got[1].value, "v1");
+}
+
 TEST_F(KafkaPublisherTest, BrokerDownIsAnOutageAndDeliveryResumes) {
   auto p = KafkaPublisher::Create(Options());
   ASSERT_TRUE(p.ok()) << p.status().ToString();

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "codecs/identity_key.h"
 #include "state/digest.h"
 #include "stream/pg/pg_leadership.h"
 #include "tests/support/fixtures.h"
@@ -468,6 +469,61 @@ TEST_F(PgApplierTest, APostgresOutageStallsAndThenApplies) {
   pg_->Restart();
   ExpectApplied(0, 2);
   EXPECT_EQ(Sql("SELECT count(*) FROM proc_state"), "2\n");
+}
+
+// A pending batch of an older fold version, written before keys were
+// bounded, applies after an upgrade: the applier bounds with the fold's own
+// functions instead of failing with SQLSTATE 22001 on every retry.
+TEST_F(PgApplierTest, AnUnboundedKeyFromAnOlderFoldVersionStillApplies) {
+  PendingBatch b = FirstBatch();
+  b.fold_version = 1;
+  const std::string long_key(300, 'K');
+  const std::string long_flid(300, 'F');
+  b.references = {{"AIRL", long_key, false, "{}", "AODB", 0, kT0}};
+  b.history = {
+      {long_flid, 2, "ALCD-TOO-LONG", std::string(40, 'N'), "ARR", std::nullopt, "{}", kT0 + 2}};
+  Fold(b);
+  ExpectApplied(0, 2);
+  EXPECT_EQ(Sql("SELECT rkey FROM ref_master"),
+            sis::BoundKey(long_key, sis::kMaxReferenceKeyChars) + "\n");
+  EXPECT_EQ(Sql("SELECT flid || '|' || alcd || '|' || flno || '|' || mvin FROM flight_hst"),
+            sis::BoundKey(long_flid, sis::kMaxFlidChars) + "|ALCD-TOO|" + std::string(16, 'N') +
+                "|ARR\n");
+}
+
+// A database that went read-only (a standby after a failover, or
+// default_transaction_read_only) and a terminated connection are outages:
+// the applier stalls, charges nothing, and applies once they are over.
+TEST_F(PgApplierTest, AReadOnlyDatabaseAndAKilledConnectionAreOutages) {
+  Fold(FirstBatch());
+  // Set from another database: a session of this one is read-only after it.
+  pg_->Psql("postgres", "ALTER DATABASE " + db_ + " SET default_transaction_read_only = on");
+  Sql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '" + db_ +
+      "' AND pid <> pg_backend_pid()");
+  ApplyStep first = MustStep();  // the killed connection (SQLSTATE 57P01 or a broken link)
+  EXPECT_EQ(first.kind, ApplyStep::Kind::kStalled);
+  ApplyStep read_only = MustStep();  // reconnected: now read-only (25006)
+  EXPECT_EQ(read_only.kind, ApplyStep::Kind::kStalled);
+  EXPECT_NE(read_only.error.find("25006"), std::string::npos) << read_only.error;
+  EXPECT_EQ(Sql("SELECT count(*) FROM proc_state"), "0\n");
+  pg_->Psql("postgres", "ALTER DATABASE " + db_ + " SET default_transaction_read_only = off");
+  Sql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '" + db_ +
+      "' AND pid <> pg_backend_pid()");
+  ApplyStep retry = MustStep();  // the connection killed to drop its read-only setting
+  if (retry.kind == ApplyStep::Kind::kStalled) retry = MustStep();
+  EXPECT_EQ(retry.kind, ApplyStep::Kind::kApplied) << retry.error;
+  EXPECT_EQ(Sql("SELECT count(*) FROM proc_state"), "2\n");
+}
+
+// The SQLSTATE table of docs/operations.md#error-classes.
+TEST(PgSqlStateClassTest, OutagesAndBugs) {
+  for (const char* outage : {"08006", "08001", "40001", "40P01", "53100", "53300", "57P01", "57014",
+                             "58030", "25006", "55P03", "55006", "28P01"}) {
+    EXPECT_EQ(PgSqlStateClass(outage), ErrorClass::kInfra) << outage;
+  }
+  for (const char* bug : {"22001", "23505", "23503", "42P01", "42703", "XX000", "25P02"}) {
+    EXPECT_EQ(PgSqlStateClass(bug), ErrorClass::kInternal) << bug;
+  }
 }
 
 }  // namespace

@@ -772,5 +772,154 @@ TEST_F(PipelineTest, StatusFromHttpAndTheCliAgree) {
   StopMsgx(pid);
 }
 
+// Answers of GET `path` on 127.0.0.1:`port` within `timeout`: the first
+// one that comes back at all.
+httplib::Result GetSoon(int port, const std::string& path, milliseconds timeout) {
+  httplib::Client http("127.0.0.1", port);
+  http.set_connection_timeout(1, 0);
+  http.set_read_timeout(30, 0);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    auto res = http.Get(path);
+    if (res || std::chrono::steady_clock::now() > deadline) return res;
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+}
+
+// Health from the first second: a second process waiting for the state.dir
+// lock, and a process started while PostgreSQL is down, each answer
+// /healthz 200 at once and /readyz 503 with the reason, and stop cleanly.
+TEST_F(PipelineTest, AWaitingProcessAnswersHealthAndSaysWhyItIsNotReady) {
+  const std::int64_t rows = LoadMailbox(0);
+  const pid_t leader = StartMsgx();
+  ASSERT_TRUE(WaitSettled(rows, seconds(120))) << Log();  // it holds the locks
+
+  auto standby_port = FreeLoopbackPort();
+  ASSERT_TRUE(standby_port.ok());
+  const pid_t standby = StartMsgx({"MSGX_HTTP_LISTEN=127.0.0.1:" + std::to_string(*standby_port)});
+  auto health = GetSoon(*standby_port, "/healthz", seconds(10));
+  ASSERT_TRUE(health) << Log();
+  EXPECT_EQ(health->status, 200);
+  auto why = GetSoon(*standby_port, "/readyz", seconds(5));
+  ASSERT_TRUE(why);
+  EXPECT_EQ(why->status, 503);
+  EXPECT_NE(why->body.find("waiting for the state.dir lock"), std::string::npos) << why->body;
+  ASSERT_EQ(::kill(standby, SIGTERM), 0);
+  auto standby_exit = WaitForExit(standby, seconds(30));
+  ASSERT_TRUE(standby_exit.ok());
+  EXPECT_EQ(standby_exit->code, 0);
+  StopMsgx(leader);
+
+  // PostgreSQL unreachable at start-up: waiting for leadership, and saying so.
+  auto closed = FreeLoopbackPort();
+  auto port = FreeLoopbackPort();
+  ASSERT_TRUE(closed.ok() && port.ok());
+  const pid_t lonely = StartMsgx(
+      {"MSGX_HTTP_LISTEN=127.0.0.1:" + std::to_string(*port),
+       "MSGX_POSTGRES_URL=postgresql://127.0.0.1:" + std::to_string(*closed) + "/nowhere"});
+  auto alive = GetSoon(*port, "/healthz", seconds(10));
+  ASSERT_TRUE(alive) << Log();
+  EXPECT_EQ(alive->status, 200);
+  int not_ready_status = 0;
+  std::string not_ready_body;
+  for (int i = 0; i < 50; ++i) {  // until the keeper has tried once
+    auto res = GetSoon(*port, "/readyz", seconds(5));
+    ASSERT_TRUE(res);
+    not_ready_status = res->status;
+    not_ready_body = res->body;
+    if (not_ready_body.find("unreachable") != std::string::npos) break;
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+  EXPECT_EQ(not_ready_status, 503);
+  EXPECT_NE(not_ready_body.find("not leading: PostgreSQL unreachable"), std::string::npos)
+      << not_ready_body;
+  ASSERT_EQ(::kill(lonely, SIGTERM), 0);
+  auto lonely_exit = WaitForExit(lonely, seconds(30));
+  ASSERT_TRUE(lonely_exit.ok());
+  EXPECT_EQ(lonely_exit->code, 0);
+}
+
+// Hostile rows in the mailbox, each followed by normal traffic: every one
+// ends terminal with a class, none stalls the rows behind it, and the
+// values the fold writes fit their columns (docs/schema.md#bounded-values).
+TEST_F(PipelineTest, HostileMessagesEndTerminalAndStallNothing) {
+  LoadMailbox(0);
+  // Templates from the corpus as loaded (fresh SEQNs, today's dates).
+  // Templates from the corpus as loaded (today's dates), each copy with a
+  // SEQN of its own so that it is not a duplicate of its template.
+  int seqn = 900'000;
+  auto from_template = [&](const std::string& type, const std::string& styp) {
+    return "(SELECT regexp_replace(cminmsgs_clob_msg, '<SEQN>[^<]*</SEQN>', '<SEQN>" +
+           std::to_string(++seqn) + "</SEQN>') FROM cminmsgs WHERE cminmsgs_subsystem_type = '" +
+           type + "' AND cminmsgs_subsystem_subtype = '" + styp + "' LIMIT 1)";
+  };
+  const std::string airl_sql = from_template("AIRL", "ADD");
+  const std::string flop_sql = from_template("FLOP", "REMC");
+  const std::string flop2_sql = from_template("FLOP", "REMC");
+  const std::string insert =
+      "INSERT INTO cminmsgs (cminmsgs_clob_msg, cminmsgs_date_received, cminmsgs_status) ";
+  const std::vector<std::pair<std::string, std::string>> hostile = {
+      {"300-character reference key",
+       "SELECT regexp_replace(" + airl_sql +
+           ", '<ITOP>[^<]*</ITOP>', '<ITOP>' || repeat('K', 300) || '</ITOP>')"},
+      {"300-character FLID",
+       "SELECT regexp_replace(" + flop_sql +
+           ", '<FLID>[^<]*</FLID>', '<FLID>' || repeat('7', 300) || '</FLID>')"},
+      {"200 kB of 4-byte UTF-8",
+       "SELECT regexp_replace(" + flop2_sql +
+           ", '<REMC>[^<]*</REMC>', '<REMC>' || repeat(chr(128512), 50000) || '</REMC>')"},
+      {"SEQN over 64 bits", "SELECT regexp_replace(" + flop_sql +
+                                ", '<SEQN>[^<]*</SEQN>', '<SEQN>99999999999999999999999</SEQN>')"},
+      {"SEQN not a number",
+       "SELECT regexp_replace(" + flop_sql + ", '<SEQN>[^<]*</SEQN>', '<SEQN>abc</SEQN>')"},
+      {"empty row", "SELECT ''"},
+      {"random bytes", "SELECT 'q#\\x01<<>>&&;;' || md5('x') || '</MSG>'"},
+      {"20,000-deep nesting",
+       "SELECT '<MSG>' || repeat('<A>', 20000) || repeat('</A>', 20000) || '</MSG>'"},
+      {"entity bomb",
+       "SELECT '<?xml version=\"1.0\"?><!DOCTYPE MSG [<!ENTITY a \"aaaaaaaaaa\">"
+       "<!ENTITY b \"&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;\">]><MSG>&b;</MSG>'"},
+      {"17 MB row", "SELECT '<MSG><META>' || repeat('x', 17000000) || '</META></MSG>'"},
+  };
+  std::vector<std::pair<std::string, std::int64_t>> ids;
+  for (const auto& [what, select] : hostile) {
+    const std::string out = pg_->Psql("aodb", insert + "SELECT m, now(), 'VALID' FROM (" + select +
+                                                  ") AS t(m) RETURNING cminmsgs_id");
+    ASSERT_FALSE(out.empty()) << what;
+    ids.emplace_back(what, std::stoll(out));
+    AddGenerated(5, 700'000 + static_cast<int>(ids.size()) * 100);
+  }
+  const std::int64_t rows = MailboxRows();
+  const pid_t pid = StartMsgx();
+  ASSERT_TRUE(WaitSettled(rows, seconds(180))) << Log();
+  StopMsgx(pid);
+  ExpectConsistent(rows);
+  pqxx::connection c(own_url_);
+  pqxx::nontransaction nt(c);
+  for (const auto& [what, id] : ids) {
+    pqxx::result r = nt.exec_params(
+        "SELECT state, coalesce(error_class, ''), coalesce(last_error, '') FROM proc_state "
+        "WHERE msg_id = $1",
+        id);
+    ASSERT_EQ(r.size(), 1u) << what;
+    const std::string state = r[0][0].as<std::string>();
+    EXPECT_TRUE(state == "SUCCEEDED" || state == "SKIPPED" || state == "DEAD") << what;
+    if (state == "DEAD") {
+      EXPECT_FALSE(r[0][1].as<std::string>().empty()) << what;
+    }
+    if (state != "SUCCEEDED") {
+      EXPECT_FALSE(r[0][2].as<std::string>().empty()) << what;
+    }
+  }
+  // The generated traffic behind them went through.
+  EXPECT_EQ(nt.exec1("SELECT count(*) FROM proc_state WHERE state = 'DEAD' AND error_class "
+                     "NOT IN ('MALFORMED', 'PROTOCOL', 'UNSUPPORTED', 'CODEC_ERROR')")[0]
+                .as<std::int64_t>(),
+            0);
+  EXPECT_EQ(nt.exec1("SELECT max(length(rkey)) FROM ref_master")[0].as<std::int64_t>(), 200);
+  EXPECT_EQ(
+      nt.exec1("SELECT count(*) FROM ref_master WHERE rkey LIKE 'KKKK%'")[0].as<std::int64_t>(), 1);
+}
+
 }  // namespace
 }  // namespace msgx

@@ -145,5 +145,41 @@ TEST_F(RedisMirrorTest, OutageIsInfraAndHealsAfterRestart) {
   EXPECT_FALSE(pos->initialized);  // the caller rebuilds
 }
 
+// A Redis at maxmemory with noeviction answers -OOM to writes, also inside
+// the mirror's script: an outage of Redis, not a bug of msgx.
+TEST_F(RedisMirrorTest, OutOfMemoryIsAnOutageAndHealsWhenMemoryIsBack) {
+  RedisMirror m(client_.get(), "log-A");
+  ASSERT_TRUE(m.BeginRebuild().ok());
+  ASSERT_TRUE(m.CommitRebuild(-1, 0).ok());
+  ASSERT_TRUE(client_->Command({"CONFIG", "SET", "maxmemory-policy", "noeviction"}).ok());
+  ASSERT_TRUE(client_->Command({"CONFIG", "SET", "maxmemory", "1"}).ok());
+  auto full = m.Apply(Batch(0, 9, {{"F1", "{}"}}));
+  ASSERT_TRUE(client_->Command({"CONFIG", "SET", "maxmemory", "0"}).ok());
+  ASSERT_FALSE(full.ok());
+  EXPECT_EQ(full.status().error_class(), ErrorClass::kInfra) << full.status().ToString();
+  EXPECT_NE(full.status().message().find("OOM"), std::string::npos) << full.status().ToString();
+  auto out = m.Apply(Batch(0, 9, {{"F1", "{}"}}));
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(*out, ApplyOutcome::kApplied);
+}
+
+// The reply table of docs/operations.md#error-classes.
+TEST(RedisReplyErrorClassTest, ServerFaultsAreOutages) {
+  for (const char* outage :
+       {"LOADING Redis is loading the dataset in memory", "BUSY Redis is busy running a script",
+        "READONLY You can't write against a read only replica.", "MASTERDOWN Link is down",
+        "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist",
+        "OOM command not allowed when used memory > 'maxmemory'.",
+        "NOREPLICAS Not enough good replicas to write.", "TRYAGAIN Multiple keys request",
+        "CLUSTERDOWN The cluster is down", "NOAUTH Authentication required.",
+        "ERR Error running script (call to f_1): @user_script:1: OOM command not allowed"}) {
+    EXPECT_EQ(RedisReplyErrorClass(outage), ErrorClass::kInfra) << outage;
+  }
+  for (const char* bug : {"ERR unknown command 'FOO'", "WRONGTYPE Operation against a key",
+                          "ERR Error running script: attempt to compare nil", "OOMPH", "ERR"}) {
+    EXPECT_EQ(RedisReplyErrorClass(bug), ErrorClass::kInternal) << bug;
+  }
+}
+
 }  // namespace
 }  // namespace msgx

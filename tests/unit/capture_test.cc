@@ -229,9 +229,41 @@ TEST_F(CaptureTest, SkippedRangesAgeOutAndAreRecorded) {
   EXPECT_EQ(Poll().aged_out, 1);
   Crash();
   EXPECT_TRUE(capture_->progress().skipped.empty());
-  ASSERT_EQ(capture_->progress().aged_out.size(), 1u);
-  EXPECT_EQ(capture_->progress().aged_out.begin()->second.first, 2);
-  EXPECT_NE(capture_->progress().aged_out.begin()->second.aged_out_at, 0);
+  // Recorded in the log store for audit, and forgotten by capture.
+  auto recorded = [&] { return log_->capture_progress()->aged_out; };
+  ASSERT_EQ(recorded().size(), 1u);
+  EXPECT_EQ(recorded().begin()->second.first, 2);
+  EXPECT_NE(recorded().begin()->second.aged_out_at, 0);
+  EXPECT_TRUE(capture_->progress().aged_out.empty());
+  mailbox_.Commit(4);
+  Poll();  // an append after the age-out does not remove the record
+  Crash();
+  EXPECT_EQ(recorded().size(), 1u);
+}
+
+// A re-read of skipped ranges cut short by the batch limit ages nothing
+// out: a row that exists beyond the limit is captured on the next poll.
+TEST_F(CaptureTest, AgeOutWaitsForACompleteReread) {
+  options_.skipped_retention = minutes(60);
+  options_.batch_max = 2;
+  Crash();
+  mailbox_.Commit(1);
+  mailbox_.Commit(6);  // 2..5 skipped
+  while (Poll().more) {
+  }
+  ASSERT_EQ(capture_->progress().skipped.size(), 1u);
+  mailbox_.Commit(2);  // three late rows, more than batch_max
+  mailbox_.Commit(3);
+  mailbox_.Commit(5);
+  clock_.Advance(minutes(61));  // past the horizon
+  PollOutcome cut = Poll();
+  EXPECT_EQ(cut.late, 2);
+  EXPECT_EQ(cut.aged_out, 0);  // the re-read was cut short
+  EXPECT_TRUE(cut.more);
+  PollOutcome rest = Poll();
+  EXPECT_EQ(rest.late, 1);      // id 5 was captured, not aged out
+  EXPECT_EQ(rest.aged_out, 1);  // then the rest (id 4) ages out
+  EXPECT_EQ(LogIds(), (Ids{1, 6, -2, -3, -5}));
 }
 
 TEST_F(CaptureTest, StartAfterIdAppliesOnTheFirstStartOnly) {

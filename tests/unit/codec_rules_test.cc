@@ -70,5 +70,34 @@ TEST(CodecRules, IdentityKey) {
   EXPECT_EQ((cjk.size() - 17 - 101) % 3, 0u);  // whole characters only
 }
 
+// Keys longer than their columns become prefix + "#" + hash, the same on
+// every decode (docs/schema.md#bounded-values).
+TEST(CodecRules, KeysAreBoundedToTheirColumns) {
+  SisDecoder d(Shanghai());
+  const std::string long_flid(300, '7');
+  auto flop = d.Decode(testing::Flop("REMC", "<REMC>x</REMC>")
+                           .replace(testing::Flop("REMC", "<REMC>x</REMC>").find("<FLID>15</FLID>"),
+                                    15, "<FLID>" + long_flid + "</FLID>"),
+                       InputOrigin::kUnicodeText);
+  ASSERT_TRUE(flop.ok()) << flop.status().ToString();
+  const std::string& flid = std::get<FlopBody>(flop->body).records.at(0).flid;
+  EXPECT_EQ(flid.size(), kMaxFlidChars);
+  EXPECT_EQ(flid, BoundKey(long_flid, kMaxFlidChars));
+  EXPECT_EQ(flid.substr(0, 10), long_flid.substr(0, 10));
+
+  std::string airl = ReadCorpus("AIRL-ADD-1.xml");
+  const std::string long_key(300, 'K');
+  airl.replace(airl.find("<ITOP>AB</ITOP>"), 15, "<ITOP>" + long_key + "</ITOP>");
+  auto ref = d.Decode(airl, InputOrigin::kUnicodeText);
+  ASSERT_TRUE(ref.ok()) << ref.status().ToString();
+  const std::string& key = std::get<ReferenceBody>(ref->body).records.at(0).key;
+  EXPECT_EQ(key.size(), kMaxReferenceKeyChars);
+  EXPECT_EQ(key, BoundKey(long_key, kMaxReferenceKeyChars));
+  // A key that fits is unchanged.
+  auto small = d.Decode(ReadCorpus("AIRL-ADD-1.xml"), InputOrigin::kUnicodeText);
+  ASSERT_TRUE(small.ok());
+  EXPECT_EQ(std::get<ReferenceBody>(small->body).records.at(0).key, "AB");
+}
+
 }  // namespace
 }  // namespace msgx::sis
