@@ -16,14 +16,11 @@ namespace {
 using pugi::xml_node;
 using xml::AttrPath;
 using xml::CodePoints;
-using xml::IsData;
-using xml::IsRecordName;
 using xml::ParseInt;
 using xml::PathOf;
 using xml::Quoted;
 using xml::TextOf;
 using xml::Trim;
-using xml::Upper;
 
 // Decodes one body. Holds the per-message context.
 class BodyDecoder {

@@ -883,8 +883,11 @@ TEST_F(PipelineTest, HostileMessagesEndTerminalAndStallNothing) {
   };
   std::vector<std::pair<std::string, std::int64_t>> ids;
   for (const auto& [what, select] : hostile) {
-    const std::string out = pg_->Psql("aodb", insert + "SELECT m, now(), 'VALID' FROM (" + select +
-                                                  ") AS t(m) RETURNING cminmsgs_id");
+    std::string sql = insert;
+    sql += "SELECT m, now(), 'VALID' FROM (";
+    sql += select;
+    sql += ") AS t(m) RETURNING cminmsgs_id";
+    const std::string out = pg_->Psql("aodb", sql);
     ASSERT_FALSE(out.empty()) << what;
     ids.emplace_back(what, std::stoll(out));
     AddGenerated(5, 700'000 + static_cast<int>(ids.size()) * 100);
