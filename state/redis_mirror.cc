@@ -3,9 +3,14 @@
 namespace msgx {
 namespace {
 
-// KEYS: hash, meta. ARGV: uuid, first, last, generation, then (op, flid,
-// json) triples with op "S" (set) or "D" (delete).
+// KEYS: hash, meta. ARGV: uuid, first, last, generation, epoch, then (op,
+// flid, json) triples with op "S" (set) or "D" (delete). An epoch below the
+// one the mirror holds is a stale leader's: refused, nothing written.
 constexpr const char* kApplyScript = R"lua(
+local epoch = tonumber(ARGV[5])
+if epoch > 0 and tonumber(redis.call('HGET', KEYS[2], 'epoch') or '0') > epoch then
+  return 'stale'
+end
 local uuid = redis.call('HGET', KEYS[2], 'log_uuid')
 if not uuid then return 'uninitialized' end
 if uuid ~= ARGV[1] then return 'foreign' end
@@ -15,7 +20,7 @@ local last = tonumber(ARGV[3])
 if off >= last then return 'already' end
 if off < first - 1 then return 'behind' end
 if off > first - 1 then return 'overlap' end
-for i = 5, #ARGV, 3 do
+for i = 6, #ARGV, 3 do
   if ARGV[i] == 'S' then
     redis.call('HSET', KEYS[1], ARGV[i + 1], ARGV[i + 2])
   else
@@ -23,17 +28,23 @@ for i = 5, #ARGV, 3 do
   end
 end
 redis.call('HSET', KEYS[2], 'offset', ARGV[3], 'generation', ARGV[4])
+if epoch > 0 then redis.call('HSET', KEYS[2], 'epoch', ARGV[5]) end
 return 'applied'
 )lua";
 
-// KEYS: hash, meta, rebuild. ARGV: uuid, offset, generation.
+// KEYS: hash, meta, rebuild. ARGV: uuid, offset, generation, epoch.
 constexpr const char* kCommitRebuildScript = R"lua(
+local epoch = tonumber(ARGV[4])
+if epoch > 0 and tonumber(redis.call('HGET', KEYS[2], 'epoch') or '0') > epoch then
+  return 'stale'
+end
 if redis.call('EXISTS', KEYS[3]) == 1 then
   redis.call('RENAME', KEYS[3], KEYS[1])
 else
   redis.call('DEL', KEYS[1])
 end
 redis.call('HSET', KEYS[2], 'log_uuid', ARGV[1], 'offset', ARGV[2], 'generation', ARGV[3])
+if epoch > 0 then redis.call('HSET', KEYS[2], 'epoch', ARGV[4]) end
 return 'ok'
 )lua";
 
@@ -53,8 +64,15 @@ std::string_view ApplyOutcomeName(ApplyOutcome o) {
       return "uninitialized";
     case ApplyOutcome::kForeignLog:
       return "foreign-log";
+    case ApplyOutcome::kStaleEpoch:
+      return "stale-epoch";
   }
   return "?";
+}
+
+std::string RedisMirror::StaleText() const {
+  return "redis: stale epoch " + std::to_string(epoch_) +
+         ": the mirror was written by a newer leader";
 }
 
 RedisMirror::RedisMirror(RedisClient* client, std::string log_uuid)
@@ -89,7 +107,8 @@ Result<ApplyOutcome> RedisMirror::Apply(const MirrorBatch& batch) {
                                 log_uuid_,
                                 std::to_string(batch.first),
                                 std::to_string(batch.last),
-                                std::to_string(batch.generation)};
+                                std::to_string(batch.generation),
+                                std::to_string(epoch_)};
   args.reserve(args.size() + batch.changes.size() * 3);
   for (const auto& c : batch.changes) {
     args.emplace_back(c.json ? "S" : "D");
@@ -105,6 +124,7 @@ Result<ApplyOutcome> RedisMirror::Apply(const MirrorBatch& batch) {
   if (s == "overlap") return ApplyOutcome::kOverlap;
   if (s == "uninitialized") return ApplyOutcome::kUninitialized;
   if (s == "foreign") return ApplyOutcome::kForeignLog;
+  if (s == "stale") return ApplyOutcome::kStaleEpoch;
   return Status::Internal("redis: unexpected mirror script reply \"" + s + "\"");
 }
 
@@ -127,8 +147,11 @@ Status RedisMirror::AddRebuildChunk(const std::vector<MirrorChange>& flights) {
 
 Status RedisMirror::CommitRebuild(std::int64_t offset, std::int64_t generation) {
   auto r = client_->Command({"EVAL", kCommitRebuildScript, "3", kHashKey, kMetaKey, kRebuildKey,
-                             log_uuid_, std::to_string(offset), std::to_string(generation)});
-  return r.ok() ? Status::Ok() : r.status();
+                             log_uuid_, std::to_string(offset), std::to_string(generation),
+                             std::to_string(epoch_)});
+  if (!r.ok()) return r.status();
+  if (r->str == "stale") return Status::Infra(StaleText());
+  return Status::Ok();
 }
 
 }  // namespace msgx

@@ -4,9 +4,10 @@
 //
 // Keys:
 //   flightInfo            hash FLID → flight JSON (what readers use)
-//   msgx:mirror           hash {log_uuid, offset, generation}: the last log
-//                         offset whose effects flightInfo holds, the log it
-//                         came from, and the snapshot generation
+//   msgx:mirror           hash {log_uuid, offset, generation, epoch}: the
+//                         last log offset whose effects flightInfo holds,
+//                         the log it came from, the snapshot generation, and
+//                         the leader epoch of the last write
 //   msgx:mirror:rebuild   a temporary hash while a rebuild is in progress
 //
 // Guarantees:
@@ -24,7 +25,9 @@
 //                     the same log while state is rebuilt: skip (this is the
 //                     "pause until state catches up");
 //   kBehind, kUninitialized, kForeignLog, kOverlap
-//                     rebuild from state.
+//                     rebuild from state;
+//   kStaleEpoch       a newer leader wrote the mirror (set_epoch): stall,
+//                     write nothing (docs/operations.md#who-writes).
 //
 // Thread-safety: not thread-safe (it owns one RedisClient).
 #pragma once
@@ -66,6 +69,7 @@ enum class ApplyOutcome {
   kOverlap,
   kUninitialized,
   kForeignLog,
+  kStaleEpoch,
 };
 
 std::string_view ApplyOutcomeName(ApplyOutcome o);
@@ -81,6 +85,12 @@ class RedisMirror {
 
   Result<MirrorPosition> Position();
 
+  // The leader epoch every write carries. Apply and CommitRebuild refuse to
+  // write when the mirror holds a higher one (a stale leader) and record
+  // theirs otherwise; 0 (the default) is unfenced: no PostgreSQL, so no
+  // leadership.
+  void set_epoch(std::int64_t epoch) { epoch_ = epoch; }
+
   // Applies `batch` iff the mirror is on this log at offset batch.first-1.
   Result<ApplyOutcome> Apply(const MirrorBatch& batch);
 
@@ -95,8 +105,11 @@ class RedisMirror {
   const std::string& log_uuid() const { return log_uuid_; }
 
  private:
+  std::string StaleText() const;
+
   RedisClient* client_;
   std::string log_uuid_;
+  std::int64_t epoch_ = 0;
 };
 
 }  // namespace msgx

@@ -106,6 +106,9 @@ Result<MirrorStep> MirrorWorker::Decide(const MirrorPosition& pos, bool* reread)
     case ApplyOutcome::kAlreadyApplied:
       *reread = true;
       return MirrorStep{MirrorStep::Kind::kIdle, offset_, ""};
+    case ApplyOutcome::kStaleEpoch:
+      return MirrorStep{MirrorStep::Kind::kStalled, offset_,
+                        "stale epoch: the mirror was written by a newer leader"};
     case ApplyOutcome::kBehind:
     case ApplyOutcome::kOverlap:
     case ApplyOutcome::kUninitialized:

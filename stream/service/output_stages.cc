@@ -33,9 +33,11 @@ class MirrorStage final : public Stage {
       : client_(std::move(client)),
         mirror_(client_.get(), d.log_uuid),
         worker_(&mirror_, d.store, d.zone),
-        runner_(runner) {}
+        runner_(runner),
+        leader_(d.leader) {}
 
   StepOutcome Step() override {
+    mirror_.set_epoch(leader_->epoch());
     auto step = worker_.Step();
     if (!step.ok()) return StepOutcome::FromStatus(step.status());
     switch (step->kind) {
@@ -62,6 +64,7 @@ class MirrorStage final : public Stage {
   RedisMirror mirror_;
   MirrorWorker worker_;
   StageRunner* runner_;
+  LeadershipKeeper* leader_;
   std::atomic<std::int64_t> offset_{-1};
 };
 

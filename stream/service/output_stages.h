@@ -9,9 +9,9 @@
 //                       by the mirror offset read from Redis
 //                       (docs/dispatch.md#the-mirror-before-dispatch-gate).
 // All three need leadership: the runner steps them only while this process
-// leads, and the applier's and dispatchers' writes are fenced by the epoch
-// inside their own transactions (the mirror's Redis writes are not fenced
-// yet: a process that lost leadership may write until its next step). A stage whose service is not
+// leads, and every write carries the epoch (docs/operations.md#who-writes):
+// checked inside the applier's and the dispatchers' own transactions and
+// inside the mirror's Lua scripts. A stage whose service is not
 // configured (redis.url, postgres.url, kafka.bootstrap-servers empty) is not added, and that is
 // logged. The stages wake each other: a mirrored or applied batch wakes the
 // dispatchers. The runner does the waiting, backoff and health.

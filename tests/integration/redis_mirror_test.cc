@@ -145,6 +145,32 @@ TEST_F(RedisMirrorTest, OutageIsInfraAndHealsAfterRestart) {
   EXPECT_FALSE(pos->initialized);  // the caller rebuilds
 }
 
+// The mirror is fenced by the leader epoch inside its scripts: once a newer
+// leader has written, a stale one's batch and rebuild write nothing.
+TEST_F(RedisMirrorTest, AStaleLeadersWritesAreRefusedInsideTheScript) {
+  RedisMirror old_leader(client_.get(), "log-A");
+  old_leader.set_epoch(5);
+  ASSERT_TRUE(old_leader.BeginRebuild().ok());
+  ASSERT_TRUE(old_leader.CommitRebuild(-1, 0).ok());
+  ASSERT_EQ(*old_leader.Apply(Batch(0, 9, {{"F1", "{\"v\":1}"}})), ApplyOutcome::kApplied);
+  RedisMirror new_leader(client_.get(), "log-A");
+  new_leader.set_epoch(6);
+  ASSERT_EQ(*new_leader.Apply(Batch(10, 19, {{"F1", "{\"v\":2}"}})), ApplyOutcome::kApplied);
+  auto stale = old_leader.Apply(Batch(20, 29, {{"F1", "{\"v\":3}"}}));
+  ASSERT_TRUE(stale.ok()) << stale.status().ToString();
+  EXPECT_EQ(*stale, ApplyOutcome::kStaleEpoch);
+  EXPECT_EQ(Hash().at("F1"), "{\"v\":2}");
+  EXPECT_EQ(new_leader.Position()->offset, 19);
+  ASSERT_TRUE(old_leader.BeginRebuild().ok());
+  ASSERT_TRUE(old_leader.AddRebuildChunk({{"F9", "{}"}}).ok());
+  Status rebuilt = old_leader.CommitRebuild(29, 0);
+  EXPECT_EQ(rebuilt.error_class(), ErrorClass::kInfra) << rebuilt.ToString();
+  EXPECT_FALSE(Hash().contains("F9"));
+  // Unfenced (epoch 0, no PostgreSQL) writers are not refused.
+  RedisMirror unfenced(client_.get(), "log-A");
+  EXPECT_EQ(*unfenced.Apply(Batch(20, 29, {{"F1", "{\"v\":4}"}})), ApplyOutcome::kApplied);
+}
+
 // A Redis at maxmemory with noeviction answers -OOM to writes, also inside
 // the mirror's script: an outage of Redis, not a bug of msgx.
 TEST_F(RedisMirrorTest, OutOfMemoryIsAnOutageAndHealsWhenMemoryIsBack) {
