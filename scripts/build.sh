@@ -6,6 +6,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${MSGX_BUILD_DIR:-build}
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}  # share the cache across worktrees
+# With -g, ccache hashes the working directory too, so a second checkout
+# (a CI clone, a worktree) would miss every object; debug info may then name
+# the first checkout's paths, which is harmless.
+export CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
 cmake -S . -B "$BUILD_DIR" -G Ninja \
   -DCMAKE_BUILD_TYPE=${MSGX_BUILD_TYPE:-RelWithDebInfo} \
   -DMSGX_WERROR=${MSGX_BUILD_WERROR:-${MSGX_WERROR:-OFF}} >/dev/null

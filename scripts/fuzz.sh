@@ -18,6 +18,7 @@ case "$MODE" in
 esac
 BUILD_DIR=${MSGX_BUILD_FUZZ_DIR:-build-fuzz}
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
+export CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}  # as scripts/build.sh
 CC=clang CXX=clang++ cmake -S . -B "$BUILD_DIR" -G Ninja \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMSGX_FUZZ=ON -DMSGX_BUILD_BENCH=OFF \
   -DMSGX_WERROR=${MSGX_BUILD_WERROR:-${MSGX_WERROR:-OFF}} >/dev/null
