@@ -800,10 +800,18 @@ TEST_F(PipelineTest, AWaitingProcessAnswersHealthAndSaysWhyItIsNotReady) {
   auto health = GetSoon(*standby_port, "/healthz", seconds(10));
   ASSERT_TRUE(health) << Log();
   EXPECT_EQ(health->status, 200);
-  auto why = GetSoon(*standby_port, "/readyz", seconds(5));
-  ASSERT_TRUE(why);
-  EXPECT_EQ(why->status, 503);
-  EXPECT_NE(why->body.find("waiting for the state.dir lock"), std::string::npos) << why->body;
+  int why_status = 0;
+  std::string why;
+  for (int i = 0; i < 100; ++i) {  // until it has tried the lock once
+    auto res = GetSoon(*standby_port, "/readyz", seconds(5));
+    ASSERT_TRUE(res);
+    why_status = res->status;
+    why = res->body;
+    if (why.find("state.dir lock") != std::string::npos) break;
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+  EXPECT_EQ(why_status, 503);
+  EXPECT_NE(why.find("waiting for the state.dir lock"), std::string::npos) << why;
   ASSERT_EQ(::kill(standby, SIGTERM), 0);
   auto standby_exit = WaitForExit(standby, seconds(30));
   ASSERT_TRUE(standby_exit.ok());
