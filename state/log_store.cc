@@ -8,6 +8,8 @@
 #include <fstream>
 #include <system_error>
 
+#include "base/log.h"
+#include "base/metrics.h"
 #include "state/log_layout.h"
 
 namespace msgx {
@@ -122,13 +124,45 @@ Result<std::optional<std::uint64_t>> LogStore::CommandOffset(std::int64_t comman
   return log_layout::LookupCommandOffset(db_.get(), command_id);
 }
 
-MicrosSinceEpoch LogStore::PutRecords(std::span<const LogRecordData> records, std::uint64_t first,
-                                      rocksdb::WriteBatch* batch) const {
-  MicrosSinceEpoch t = std::max(clock_->NowMicros(), last_append_micros_);
+MicrosSinceEpoch LogStore::AppendTime() const {
+  const MicrosSinceEpoch wall = clock_->NowMicros();
+  if (last_append_mono_ >= 0) {
+    const MicrosSinceEpoch steady =
+        last_append_micros_ + (clock_->MonotonicMicros() - last_append_mono_);
+    if (wall > steady + kClockJumpToleranceMicros) return std::max(steady, last_append_micros_);
+  }
+  return std::max(wall, last_append_micros_);
+}
+
+void LogStore::PutRecords(std::span<const LogRecordData> records, std::uint64_t first,
+                          MicrosSinceEpoch t, rocksdb::WriteBatch* batch) const {
   for (std::size_t i = 0; i < records.size(); ++i) {
     batch->Put(log_layout::RecordKey(first + i), EncodeLogRecord(records[i], t));
   }
-  return t;
+}
+
+void LogStore::Appended(MicrosSinceEpoch t) {
+  const MicrosSinceEpoch wall = clock_->NowMicros();
+  const bool bounded = wall > t + kClockJumpToleranceMicros;
+  if (bounded) {
+    static Counter* const kBounded = Metrics::Global().GetCounter(
+        "msgx_log_clock_bounded_total",
+        "Appends whose time was bounded because the host clock jumped ahead");
+    kBounded->Add(1);
+  }
+  if (bounded != clock_bounded_) {
+    if (bounded) {
+      Logger("log")->warn(
+          "the host clock is {} s ahead of the steady clock since the last append: log times "
+          "follow the steady clock until it is back",
+          (wall - t) / 1'000'000);
+    } else {
+      Logger("log")->info("the host clock is back in step: log times follow it again");
+    }
+    clock_bounded_ = bounded;
+  }
+  last_append_micros_ = t;
+  last_append_mono_ = clock_->MonotonicMicros();
 }
 
 Status LogStore::Commit(rocksdb::WriteBatch* batch) {
@@ -147,7 +181,8 @@ Result<std::uint64_t> LogStore::Append(std::span<const LogRecordData> records,
   }
   const std::uint64_t first = next_offset_;
   rocksdb::WriteBatch batch;
-  MicrosSinceEpoch t = PutRecords(records, first, &batch);
+  const MicrosSinceEpoch t = AppendTime();
+  PutRecords(records, first, t, &batch);
 
   static const CaptureProgress kNone;
   const CaptureProgress& prev = capture_ ? *capture_ : kNone;
@@ -172,7 +207,7 @@ Result<std::uint64_t> LogStore::Append(std::span<const LogRecordData> records,
   Status s = Commit(&batch);
   if (!s.ok()) return s;
   next_offset_ = first + records.size();
-  if (!records.empty()) last_append_micros_ = t;
+  if (!records.empty()) Appended(t);
   capture_ = progress;
   return first;
 }
@@ -181,7 +216,8 @@ Result<std::uint64_t> LogStore::AppendCommands(std::span<const LogRecordData> re
   std::lock_guard lock(mu_);
   const std::uint64_t first = next_offset_;
   rocksdb::WriteBatch batch;
-  MicrosSinceEpoch t = PutRecords(records, first, &batch);
+  const MicrosSinceEpoch t = AppendTime();
+  PutRecords(records, first, t, &batch);
   std::int64_t last_id = last_command_id_;
   for (std::size_t i = 0; i < records.size(); ++i) {
     const auto& cmd = records[i].command;
@@ -199,7 +235,7 @@ Result<std::uint64_t> LogStore::AppendCommands(std::span<const LogRecordData> re
   Status s = Commit(&batch);
   if (!s.ok()) return s;
   next_offset_ = first + records.size();
-  if (!records.empty()) last_append_micros_ = t;
+  if (!records.empty()) Appended(t);
   last_command_id_ = last_id;
   return first;
 }

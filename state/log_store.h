@@ -39,6 +39,10 @@
 
 namespace msgx {
 
+// How far the host clock may run ahead of the steady clock between two
+// appends before the log stops following it (LogStore::AppendTime).
+inline constexpr MicrosSinceEpoch kClockJumpToleranceMicros = 60'000'000;
+
 class LogStore {
  public:
   // Opens (creating it and its parents if missing) the log at `dir`. `clock` stamps append
@@ -82,10 +86,17 @@ class LogStore {
 
  private:
   LogStore(std::unique_ptr<rocksdb::DB> db, Clock* clock);
-  // Puts the records into *batch; REQUIRES: mu_ held. Returns the append
-  // time used for the last record.
-  MicrosSinceEpoch PutRecords(std::span<const LogRecordData> records, std::uint64_t first,
-                              rocksdb::WriteBatch* batch) const;
+  // The append time of the next records (docs/fold.md#the-folds-clock):
+  // the wall clock, never below the last append time, and never further
+  // ahead of the last append than the steady clock has moved plus
+  // kClockJumpTolerance, so that a forward jump of the host's clock cannot
+  // pin the fold's "now" in the future. REQUIRES: mu_ held.
+  MicrosSinceEpoch AppendTime() const;
+  // Puts the records into *batch, stamped `t`; REQUIRES: mu_ held.
+  void PutRecords(std::span<const LogRecordData> records, std::uint64_t first, MicrosSinceEpoch t,
+                  rocksdb::WriteBatch* batch) const;
+  // After a commit of records stamped `t`. REQUIRES: mu_ held.
+  void Appended(MicrosSinceEpoch t);
   Status Commit(rocksdb::WriteBatch* batch);
 
   std::unique_ptr<rocksdb::DB> db_;
@@ -95,8 +106,11 @@ class LogStore {
   mutable std::mutex mu_;
   std::uint64_t next_offset_ = 0;            // guarded by mu_
   MicrosSinceEpoch last_append_micros_ = 0;  // guarded by mu_
-  std::optional<CaptureProgress> capture_;   // guarded by mu_
-  std::int64_t last_command_id_ = 0;         // guarded by mu_
+  // The steady clock at the last append of this process; -1 before one.
+  std::int64_t last_append_mono_ = -1;      // guarded by mu_
+  bool clock_bounded_ = false;              // guarded by mu_: logging the jump once
+  std::optional<CaptureProgress> capture_;  // guarded by mu_
+  std::int64_t last_command_id_ = 0;        // guarded by mu_
 };
 
 // The RocksDB options the log uses, shared with LogReader.

@@ -145,6 +145,34 @@ TEST_F(LogStoreTest, AppendTimesNeverDecrease) {
   EXPECT_LE(e[0].record()->append_micros(), e[1].record()->append_micros());
 }
 
+// A forward jump of the host clock does not pin the log's time (the fold's
+// "now") in the future: appends follow the steady clock until the host
+// clock is back in step.
+TEST_F(LogStoreTest, AForwardJumpOfTheHostClockIsBounded) {
+  auto store = OpenStore();
+  const MicrosSinceEpoch t0 = clock_.NowMicros();
+  ASSERT_TRUE(store->Append(std::vector<LogRecordData>{Msg(1)}, Wm(1)).ok());
+  clock_.Advance(std::chrono::seconds(2));
+  clock_.Set(clock_.NowMicros() + 10LL * 24 * 3'600'000'000);  // ten days ahead
+  ASSERT_TRUE(store->Append(std::vector<LogRecordData>{Msg(2)}, Wm(2)).ok());
+  clock_.Advance(std::chrono::seconds(3));
+  ASSERT_TRUE(store->Append(std::vector<LogRecordData>{Msg(3)}, Wm(3)).ok());
+  clock_.Set(t0 + 6'000'000);  // the host clock corrected back
+  clock_.Advance(std::chrono::seconds(1));
+  ASSERT_TRUE(store->Append(std::vector<LogRecordData>{Msg(4)}, Wm(4)).ok());
+  // A jump within the tolerance is followed as it is.
+  clock_.Set(clock_.NowMicros() + 30'000'000);
+  ASSERT_TRUE(store->Append(std::vector<LogRecordData>{Msg(5)}, Wm(5)).ok());
+  std::vector<LogEntry> e;
+  ASSERT_TRUE(store->Read(0, 5, &e).ok());
+  ASSERT_EQ(e.size(), 5u);
+  EXPECT_EQ(e[0].record()->append_micros(), t0);
+  EXPECT_EQ(e[1].record()->append_micros(), t0 + 2'000'000);  // the steady clock's time
+  EXPECT_EQ(e[2].record()->append_micros(), t0 + 5'000'000);
+  EXPECT_EQ(e[3].record()->append_micros(), t0 + 7'000'000);  // the host clock again
+  EXPECT_EQ(e[4].record()->append_micros(), t0 + 37'000'000);
+}
+
 TEST_F(LogStoreTest, ReopenKeepsRecordsProgressAndUuid) {
   std::string uuid;
   CaptureProgress p;
