@@ -13,6 +13,7 @@
 
 #include "app/command.h"
 #include "app/setup.h"
+#include "stream/service/http_server.h"
 #include "stream/service/status_model.h"
 
 namespace msgx::app {
@@ -21,11 +22,11 @@ namespace {
 // The running service's /status, parsed; a null value when none answers.
 rapidjson::Document FetchLive(const Config& c) {
   rapidjson::Document live;
-  const auto colon = c.http_listen.rfind(':');
-  if (colon == std::string::npos) return live;
-  std::string host = c.http_listen.substr(0, colon);
+  auto address = ParseListen(c.http_listen);
+  if (!address.ok()) return live;
+  std::string host = address->host;
   if (host.empty() || host == "0.0.0.0") host = "127.0.0.1";
-  httplib::Client client(host, std::atoi(c.http_listen.c_str() + colon + 1));
+  httplib::Client client(host, address->port);
   client.set_connection_timeout(1, 0);
   client.set_read_timeout(10, 0);
   auto res = client.Get("/status");

@@ -191,7 +191,6 @@ Status Dispatcher::RunFenced(const std::function<void(pqxx::dbtransaction&)>& fn
 
 DispatchStep Dispatcher::Stall(const Status& outage) {
   stalled_ = true;
-  last_error_ = outage.message();
   DispatchStep step;
   step.kind = DispatchStep::Kind::kStalled;
   step.error = outage.message();

@@ -111,7 +111,6 @@ class Dispatcher {
   void set_epoch(std::int64_t epoch) { epoch_ = epoch; }
 
   bool stalled() const { return stalled_; }
-  const std::string& last_error() const { return last_error_; }
   std::int64_t sent_total() const { return sent_total_; }
   std::int64_t dead_total() const { return dead_total_; }
 
@@ -152,7 +151,6 @@ class Dispatcher {
 
   bool stalled_ = false;
   std::int64_t epoch_ = 0;
-  std::string last_error_;
   std::int64_t sent_total_ = 0;
   std::int64_t dead_total_ = 0;
   std::int64_t last_flush_mono_ = 0;  // batch clock (monotonic micros)

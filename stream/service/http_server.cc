@@ -2,18 +2,31 @@
 
 #include <httplib.h>
 
+#include <charconv>
+
 #include "base/log.h"
 #include "base/metrics.h"
 
 namespace msgx {
 
+Result<ListenAddress> ParseListen(const std::string& listen) {
+  const size_t colon = listen.rfind(':');
+  ListenAddress a;
+  const char* end = listen.data() + listen.size();
+  if (colon != std::string::npos) {
+    a.host = listen.substr(0, colon);
+    auto [p, ec] = std::from_chars(listen.data() + colon + 1, end, a.port);
+    if (ec == std::errc() && p == end) return a;
+  }
+  return Status::Config("http.listen: \"" + listen + "\" is not host:port");
+}
+
 Result<std::unique_ptr<HttpServer>> HttpServer::Start(const std::string& listen,
                                                       HttpEndpoints endpoints) {
-  const size_t colon = listen.rfind(':');
-  if (colon == std::string::npos)
-    return Status::Config("http.listen: \"" + listen + "\" is not host:port");
-  const std::string host = listen.substr(0, colon);
-  const int want_port = std::stoi(listen.substr(colon + 1));
+  auto address = ParseListen(listen);
+  if (!address.ok()) return address.status();
+  const std::string& host = address->host;
+  const int want_port = address->port;
 
   std::unique_ptr<HttpServer> s(new HttpServer());
   s->endpoints_ = std::move(endpoints);

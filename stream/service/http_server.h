@@ -40,6 +40,14 @@ struct HttpEndpoints {
   std::function<std::string()> status_json;  // null: "{}"
 };
 
+// "host:port" as http.listen gives it (base/config validates the form).
+struct ListenAddress {
+  std::string host;
+  int port = 0;
+};
+// kConfig when `listen` is not host:port.
+Result<ListenAddress> ParseListen(const std::string& listen);
+
 class HttpServer {
  public:
   // Binds `listen` ("host:port"; port 0 picks a free one) and serves.

@@ -236,10 +236,10 @@ Status AddOutputStages(const OutputDeps& deps, StageRunner* runner) {
     runner->Add(kMirrorStage, std::move(mirror),
                 StagePolicy::Polling(c.pipeline.poll_interval, true));
   for (auto& [target, stage] : dispatchers) {
+    // Outages back off like event retries (docs/configuration.md#backoff).
     StagePolicy p = StagePolicy::Polling(c.pipeline.poll_interval, true);
-    const DispatcherOptions o = DispatcherOptions::ForTarget(c, target);
-    p.backoff = o.backoff;
-    p.backoff_cap = o.backoff_cap;
+    p.backoff = c.pipeline.backoff;
+    p.backoff_cap = c.pipeline.backoff_cap;
     runner->Add(DispatchStageName(target), std::move(stage), p);
   }
   return Status::Ok();
