@@ -66,6 +66,18 @@ std::optional<std::pair<Outcome, std::optional<Outcome>>> FirstOutcomeDiff(
 int RunRefold(const GlobalOptions& global, const RefoldArgs& args) {
   Result<Config> config = LoadAndInit(global);
   if (!config.ok()) return 2;
+  // With --verify the live store is opened first: the log, opened after it,
+  // then holds every record the live store has applied, even while the
+  // service appends and folds.
+  std::unique_ptr<StateStore> live;
+  if (args.verify) {
+    auto opened = StateStore::Open(config->state_dir + "/state", {false, true});
+    if (!opened.ok()) {
+      std::cerr << "msgx refold: " << opened.status().ToString() << "\n";
+      return 2;
+    }
+    live = std::move(*opened);
+  }
   auto scratch = ScratchFold::Open(*config, ScratchDirFor(*config, "refold"));
   if (!scratch.ok()) {
     std::cerr << "msgx refold: " << scratch.status().ToString() << "\n";
@@ -82,16 +94,15 @@ int RunRefold(const GlobalOptions& global, const RefoldArgs& args) {
               << " succeeded=" << k.succeeded << " skipped=" << k.skipped << " dead=" << k.dead
               << " fold_version=" << kFoldVersion << " digest=" << ToHex(sf.fold().digest())
               << "\n";
+    if (const auto& h = sf.fold().held()) {
+      std::cout << "held at offset " << h->offset << " (seed mode: mailbox id " << h->mailbox_id
+                << " failed " << h->error_class << ", and no EXHAUST for it is in the log)\n";
+    }
     return 0;
   }
 
-  auto live = StateStore::Open(config->state_dir + "/state", {false, true});
-  if (!live.ok()) {
-    std::cerr << "msgx refold: " << live.status().ToString() << "\n";
-    return 2;
-  }
-  auto meta = (*live)->ReadMeta();
-  auto ends = (*live)->BatchEnds();
+  auto meta = live->ReadMeta();
+  auto ends = live->BatchEnds();
   if (!meta.ok() || !ends.ok()) {
     std::cerr << "msgx refold: cannot read the live state store\n";
     return 2;
@@ -121,9 +132,14 @@ int RunRefold(const GlobalOptions& global, const RefoldArgs& args) {
     std::cerr << "msgx refold: " << s.ToString() << "\n";
     return 2;
   }
+  if (const auto& h = sf.fold().held(); h && !bad_end) {
+    std::cout << "DIVERGENCE: the refold holds at offset " << h->offset
+              << " (seed mode), which the live fold applied\n";
+    return 1;
+  }
   if (bad_end) {
     const StateStore::BatchEnd& be = by_end[*bad_end];
-    auto diff = FirstOutcomeDiff(sf.store(), **live, bad_from, *bad_end);
+    auto diff = FirstOutcomeDiff(sf.store(), *live, bad_from, *bad_end);
     const bool older = be.fold_version != kFoldVersion;
     std::cout << (older ? "upgrade diff" : "DIVERGENCE") << ": digest differs in batch ["
               << bad_from << "," << *bad_end << "] (decided by fold version " << be.fold_version
@@ -145,7 +161,7 @@ int RunRefold(const GlobalOptions& global, const RefoldArgs& args) {
       rebuilt.emplace(std::string(cf) + "/" + ToHex(k), Sha256(v));
     });
     std::optional<std::string> first_bad;
-    (void)(*live)->ForEachEntry([&](std::string_view cf, std::string_view k, std::string_view v) {
+    (void)live->ForEachEntry([&](std::string_view cf, std::string_view k, std::string_view v) {
       const std::string key = std::string(cf) + "/" + ToHex(k);
       auto it = rebuilt.find(key);
       if (it == rebuilt.end() || it->second != Sha256(v)) {

@@ -133,6 +133,9 @@ Result<LogMeta> LoadLogMeta(rocksdb::DB* db) {
   auto last_cmd = GetKey(db, kLastCommandKey);
   if (!last_cmd.ok()) return last_cmd.status();
   if (*last_cmd) meta.last_command_id = static_cast<std::int64_t>(DecodeBigEndian(**last_cmd));
+  auto last_settings = GetKey(db, kLastSettingsKey);
+  if (!last_settings.ok()) return last_settings.status();
+  if (*last_settings) meta.last_settings_offset = DecodeBigEndian(**last_settings);
   return meta;
 }
 

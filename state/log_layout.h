@@ -9,6 +9,8 @@
 //   'M' "cap/aged/" + first id (BE)          → SkippedRange, aged out
 //   'M' "cmd/" + msgx_command id (BE)        → offset of its record (BE)
 //   'M' "cmdlast"                            → highest msgx_command id taken
+//   'M' "setlast"                            → offset of the last SETTINGS
+//                                              record (BE)
 //
 // Big-endian fixed-width offsets make RocksDB's byte order the offset order.
 // Only the log store writes these keys; readers (LogReader) read them.
@@ -34,6 +36,7 @@ inline constexpr std::string_view kSkipPrefix = "Mcap/skip/";
 inline constexpr std::string_view kAgedPrefix = "Mcap/aged/";
 inline constexpr std::string_view kCommandPrefix = "Mcmd/";
 inline constexpr std::string_view kLastCommandKey = "Mcmdlast";
+inline constexpr std::string_view kLastSettingsKey = "Msetlast";
 
 std::string EncodeBigEndian(std::uint64_t v);
 // REQUIRES: b.size() == 8.
@@ -53,6 +56,7 @@ struct LogMeta {
   std::uint64_t next_offset = 0;
   std::optional<CaptureProgress> capture;  // nullopt until capture first ran
   std::int64_t last_command_id = 0;
+  std::optional<std::uint64_t> last_settings_offset;  // nullopt: no SETTINGS record
 };
 Result<LogMeta> LoadLogMeta(rocksdb::DB* db);
 

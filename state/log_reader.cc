@@ -46,6 +46,7 @@ Status LogReader::Reload() {
   next_offset_ = meta->next_offset;
   capture_ = std::move(meta->capture);
   last_command_id_ = meta->last_command_id;
+  last_settings_offset_ = meta->last_settings_offset;
   return Status::Ok();
 }
 

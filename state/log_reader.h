@@ -47,6 +47,7 @@ class LogReader {
   std::optional<std::uint64_t> last_offset() const;
   const std::optional<CaptureProgress>& capture_progress() const { return capture_; }
   std::int64_t last_command_id() const { return last_command_id_; }
+  std::optional<std::uint64_t> last_settings_offset() const { return last_settings_offset_; }
 
   std::unique_ptr<LogIterator> NewIterator(
       std::uint64_t from, std::uint64_t to = std::numeric_limits<std::uint64_t>::max()) const;
@@ -61,6 +62,7 @@ class LogReader {
   std::uint64_t next_offset_ = 0;
   std::optional<CaptureProgress> capture_;
   std::int64_t last_command_id_ = 0;
+  std::optional<std::uint64_t> last_settings_offset_;
 };
 
 }  // namespace msgx

@@ -3,9 +3,71 @@
 #include <flatbuffers/flatbuffers.h>
 
 #include <type_traits>
+#include <vector>
 
 namespace msgx {
 namespace {
+
+flatbuffers::Offset<fb::Settings> BuildSettings(flatbuffers::FlatBufferBuilder& b,
+                                                const SettingsArgs& a) {
+  const DecisionSettings& s = a.settings;
+  std::vector<flatbuffers::Offset<flatbuffers::String>> rules;
+  rules.reserve(s.ignore_rules.size());
+  for (const std::string& r : s.ignore_rules) rules.push_back(b.CreateString(r));
+  std::vector<std::int64_t> backoff;
+  backoff.reserve(s.backoff.size());
+  for (Millis d : s.backoff) backoff.push_back(d.count());
+  const auto rules_v = b.CreateVector(rules);
+  const auto backoff_v = b.CreateVector(backoff);
+  const auto zone_name = b.CreateString(s.zone_name);
+  const auto tzif =
+      b.CreateVector(reinterpret_cast<const std::uint8_t*>(s.zone_tzif.data()), s.zone_tzif.size());
+  fb::SettingsBuilder sb(b);
+  sb.add_ignore_rules(rules_v);
+  sb.add_retry_deterministic(s.retry_deterministic);
+  sb.add_max_attempts(s.max_attempts);
+  sb.add_backoff_ms(backoff_v);
+  sb.add_backoff_cap_ms(s.backoff_cap.count());
+  sb.add_head_deadline_ms(s.head_deadline.count());
+  sb.add_include_day_boundary(s.include_day_boundary);
+  sb.add_identity_window_ms(s.identity_window.count());
+  sb.add_snapshot_clear_missing(s.snapshot_clear_missing);
+  sb.add_history_keep_days(s.history_keep_days);
+  sb.add_codec_max_bytes(s.codec_max_bytes);
+  sb.add_zone_name(zone_name);
+  sb.add_zone_tzif(tzif);
+  sb.add_in_force_from_start(a.in_force_from_start);
+  return sb.Finish();
+}
+
+SettingsArgs ReadSettings(const fb::Settings& f) {
+  SettingsArgs a;
+  DecisionSettings& s = a.settings;
+  s.ignore_rules.clear();
+  if (f.ignore_rules()) {
+    for (const auto* r : *f.ignore_rules()) s.ignore_rules.push_back(r ? r->str() : "");
+  }
+  s.retry_deterministic = f.retry_deterministic();
+  s.max_attempts = f.max_attempts();
+  s.backoff.clear();
+  if (f.backoff_ms()) {
+    for (std::int64_t d : *f.backoff_ms()) s.backoff.emplace_back(d);
+  }
+  s.backoff_cap = Millis{f.backoff_cap_ms()};
+  s.head_deadline = Millis{f.head_deadline_ms()};
+  s.include_day_boundary = f.include_day_boundary();
+  s.identity_window = Millis{f.identity_window_ms()};
+  s.snapshot_clear_missing = f.snapshot_clear_missing();
+  s.history_keep_days = f.history_keep_days();
+  s.codec_max_bytes = f.codec_max_bytes();
+  s.zone_name = f.zone_name() ? f.zone_name()->str() : "";
+  s.zone_tzif.clear();
+  if (f.zone_tzif()) {
+    s.zone_tzif.assign(reinterpret_cast<const char*>(f.zone_tzif()->data()), f.zone_tzif()->size());
+  }
+  a.in_force_from_start = f.in_force_from_start();
+  return a;
+}
 
 flatbuffers::Offset<fb::Command> BuildCommand(flatbuffers::FlatBufferBuilder& b,
                                               const CommandData& c) {
@@ -27,6 +89,9 @@ flatbuffers::Offset<fb::Command> BuildCommand(flatbuffers::FlatBufferBuilder& b,
           type = fb::CommandBody::Exhaust;
           body =
               fb::CreateExhaust(b, args.offset, args.attempts, b.CreateString(args.reason)).Union();
+        } else if constexpr (std::is_same_v<T, SettingsArgs>) {
+          type = fb::CommandBody::Settings;
+          body = BuildSettings(b, args).Union();
         } else {
           type = fb::CommandBody::IdentityExpiry;
           body = fb::CreateIdentityExpiry(b, args.before).Union();
@@ -128,6 +193,9 @@ Result<LogRecordData> ToLogRecordData(std::string_view bytes, MicrosSinceEpoch* 
         cd.args = ExhaustArgs{x->offset(), x->attempts(), x->reason() ? x->reason()->str() : ""};
         break;
       }
+      case fb::CommandBody::Settings:
+        cd.args = ReadSettings(*c->body_as_Settings());
+        break;
       default:
         return Status::Internal("log record has an unknown command body");
     }

@@ -19,6 +19,7 @@
 #include "base/clock.h"
 #include "base/result.h"
 #include "schemas/log_record_generated.h"
+#include "state/decision_settings.h"
 
 namespace msgx {
 
@@ -45,8 +46,15 @@ struct ExhaustArgs {
   std::string reason;
   bool operator==(const ExhaustArgs&) const = default;
 };
-using CommandArgs =
-    std::variant<ReplayArgs, QuarantineArgs, HistorySweepArgs, IdentityExpiryArgs, ExhaustArgs>;
+// The decision settings in force from this record on
+// (docs/fold.md#settings-in-the-log).
+struct SettingsArgs {
+  DecisionSettings settings;
+  bool in_force_from_start = false;  // also stands for the records before it
+  bool operator==(const SettingsArgs&) const = default;
+};
+using CommandArgs = std::variant<ReplayArgs, QuarantineArgs, HistorySweepArgs, IdentityExpiryArgs,
+                                 ExhaustArgs, SettingsArgs>;
 
 struct CommandData {
   CommandArgs args;

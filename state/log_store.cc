@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <system_error>
+#include <variant>
 
 #include "base/log.h"
 #include "base/metrics.h"
@@ -83,6 +84,7 @@ Result<std::unique_ptr<LogStore>> LogStore::Open(const std::string& dir, Clock* 
   store->next_offset_ = meta->next_offset;
   store->capture_ = std::move(meta->capture);
   store->last_command_id_ = meta->last_command_id;
+  store->last_settings_offset_ = meta->last_settings_offset;
   if (store->next_offset_ > 0) {
     LogIterator it(store->db_.get(), store->next_offset_ - 1);
     if (!it.Valid())
@@ -118,6 +120,11 @@ std::optional<CaptureProgress> LogStore::capture_progress() const {
 std::int64_t LogStore::last_command_id() const {
   std::lock_guard lock(mu_);
   return last_command_id_;
+}
+
+std::optional<std::uint64_t> LogStore::last_settings_offset() const {
+  std::lock_guard lock(mu_);
+  return last_settings_offset_;
 }
 
 Result<std::optional<std::uint64_t>> LogStore::CommandOffset(std::int64_t command_id) const {
@@ -232,11 +239,19 @@ Result<std::uint64_t> LogStore::AppendCommands(std::span<const LogRecordData> re
     batch.Put(log_layout::kLastCommandKey,
               log_layout::EncodeBigEndian(static_cast<std::uint64_t>(last_id)));
   }
+  std::optional<std::uint64_t> last_settings = last_settings_offset_;
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    if (std::holds_alternative<SettingsArgs>(records[i].command->args)) last_settings = first + i;
+  }
+  if (last_settings != last_settings_offset_) {
+    batch.Put(log_layout::kLastSettingsKey, log_layout::EncodeBigEndian(*last_settings));
+  }
   Status s = Commit(&batch);
   if (!s.ok()) return s;
   next_offset_ = first + records.size();
   if (!records.empty()) Appended(t);
   last_command_id_ = last_id;
+  last_settings_offset_ = last_settings;
   return first;
 }
 

@@ -62,6 +62,9 @@ class LogStore {
   std::optional<CaptureProgress> capture_progress() const;
   // The highest msgx_command id appended so far (0 if none).
   std::int64_t last_command_id() const;
+  // The offset of the last SETTINGS record (docs/fold.md#settings-in-the-log),
+  // or nullopt when the log holds none.
+  std::optional<std::uint64_t> last_settings_offset() const;
   // The offset of the record appended for msgx_command `command_id`, if any.
   Result<std::optional<std::uint64_t>> CommandOffset(std::int64_t command_id) const;
 
@@ -107,10 +110,11 @@ class LogStore {
   std::uint64_t next_offset_ = 0;            // guarded by mu_
   MicrosSinceEpoch last_append_micros_ = 0;  // guarded by mu_
   // The steady clock at the last append of this process; -1 before one.
-  std::int64_t last_append_mono_ = -1;      // guarded by mu_
-  bool clock_bounded_ = false;              // guarded by mu_: logging the jump once
-  std::optional<CaptureProgress> capture_;  // guarded by mu_
-  std::int64_t last_command_id_ = 0;        // guarded by mu_
+  std::int64_t last_append_mono_ = -1;                 // guarded by mu_
+  bool clock_bounded_ = false;                         // guarded by mu_: logging the jump once
+  std::optional<CaptureProgress> capture_;             // guarded by mu_
+  std::int64_t last_command_id_ = 0;                   // guarded by mu_
+  std::optional<std::uint64_t> last_settings_offset_;  // guarded by mu_
 };
 
 // The RocksDB options the log uses, shared with LogReader.

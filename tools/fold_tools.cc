@@ -4,6 +4,8 @@
 
 #include <filesystem>
 
+#include "base/log.h"
+
 namespace msgx::app {
 
 std::string ScratchDirFor(const Config& config, const std::string& what) {
@@ -21,14 +23,8 @@ Result<std::unique_ptr<ScratchFold>> ScratchFold::Open(const Config& config,
   auto log = LogReader::OpenSecondary(config.state_dir + "/log", scratch_dir + "/log-secondary");
   if (!log.ok()) return log.status();
   s->log_ = std::move(*log);
-  auto tz = TimeZone::Load(config.airport_timezone);
-  if (!tz.ok()) return tz.status();
-  s->tz_.emplace(std::move(*tz));
-  s->airport_zone_ = std::make_unique<TimeZoneAirportZone>(*s->tz_);
-  sis::DecoderOptions dopts;
-  dopts.max_bytes = config.codec_max_bytes;
-  s->sis_decoder_ = std::make_unique<sis::SisDecoder>(*s->tz_, dopts);
-  s->decoder_ = std::make_unique<SisFoldDecoder>(*s->sis_decoder_);
+  auto fallback = DecisionSettings::FromConfig(config);
+  if (!fallback.ok()) return fallback.status();
   LogReader* reader = s->log_.get();
   s->source_ = std::make_unique<LogFoldSource>(
       [reader](std::uint64_t from, std::size_t max, std::vector<LogEntry>* out) {
@@ -38,8 +34,13 @@ Result<std::unique_ptr<ScratchFold>> ScratchFold::Open(const Config& config,
   auto store = StateStore::Open(scratch_dir + "/state", {false, false});
   if (!store.ok()) return store.status();
   s->store_ = std::move(*store);
-  s->fold_ = std::make_unique<Fold>(s->store_.get(), s->decoder_.get(), s->source_.get(),
-                                    FoldOptions::FromConfig(config, s->airport_zone_.get()));
+  if (!s->source_->SettingsInForceAt(0)) {
+    Logger("refold")->warn(
+        "the log holds no SETTINGS record (no msgx of this version has run on it yet): folding "
+        "it with this configuration's settings");
+  }
+  s->fold_ = std::make_unique<Fold>(s->store_.get(), nullptr, s->source_.get(),
+                                    FoldOptions::FromConfig(config, std::move(*fallback)));
   if (Status st = s->fold_->Open(); !st.ok()) return st;
   return s;
 }
@@ -74,6 +75,9 @@ Status ScratchFold::Run(std::int64_t until, const std::vector<std::int64_t>& cut
     }
     if (in.empty()) return Status::Internal("log ends before offset " + std::to_string(from));
     if (Status s = fold_->Process(in); !s.ok()) return s;
+    // Seed mode: a head that fails with the settings of its offset holds
+    // here as it does in the service; stop rather than spin.
+    if (fold_->held()) return {};
     if (next_cut < cuts.size() && fold_->applied_offset() == cuts[next_cut]) {
       if (on_cut && !on_cut(cuts[next_cut], fold_->digest())) return {};
       ++next_cut;

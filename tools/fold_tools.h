@@ -33,7 +33,9 @@ class ScratchFold {
                                                    const std::string& scratch_dir);
   ~ScratchFold();
 
-  // Folds records [applied+1, until] (until = -1: to the end of the log).
+  // Folds records [applied+1, until] (until = -1: to the end of the log),
+  // each with the settings in force at its offset. Stops early, OK, at a
+  // seed-mode head that holds (fold().held()).
   // When `cuts` is non-empty, a batch also ends at each cut offset and
   // on_cut(offset, digest) is called there; returning false stops early.
   Status Run(std::int64_t until, const std::vector<std::int64_t>& cuts,
@@ -41,17 +43,14 @@ class ScratchFold {
 
   StateStore& store() { return *store_; }
   Fold& fold() { return *fold_; }
-  const AirportZone& zone() const { return *airport_zone_; }
+  // The zone of the settings in force at the fold's applied offset.
+  const AirportZone& zone() const { return fold_->zone(); }
   std::int64_t log_end() const;  // last offset in the log, -1 when empty
 
  private:
   ScratchFold() = default;
   std::string scratch_dir_;
   std::unique_ptr<LogReader> log_;
-  std::optional<TimeZone> tz_;
-  std::unique_ptr<TimeZoneAirportZone> airport_zone_;
-  std::unique_ptr<sis::SisDecoder> sis_decoder_;
-  std::unique_ptr<SisFoldDecoder> decoder_;
   std::unique_ptr<LogFoldSource> source_;
   std::unique_ptr<StateStore> store_;
   std::unique_ptr<Fold> fold_;

@@ -49,16 +49,11 @@ void AppendOutcomeCanonical(const Outcome& o, std::string* out) {
 
 }  // namespace
 
-FoldOptions FoldOptions::FromConfig(const Config& c, const AirportZone* zone) {
+FoldOptions FoldOptions::FromConfig(const Config& c, DecisionSettings settings) {
   FoldOptions o;
   o.batch_max = c.pipeline.batch_max;
-  o.ignore_rules = c.ignore_rules;
-  o.include_day_boundary = c.identity_include_day_boundary;
-  o.identity_window = c.identity_window;
-  o.history_keep_days = c.history_keep_days;
-  o.snapshot_clear_missing = c.schd_snapshot_clear_missing;
-  o.retry_deterministic = c.pipeline.retry_deterministic;
-  o.zone = zone;
+  o.settings = std::move(settings);
+  o.make_decoder = SisDecoderFactory();
   return o;
 }
 
@@ -72,12 +67,17 @@ Fold::Fold(StateStore* store, const MessageDecoder* decoder, const LogSource* lo
       pending_(options_.zone) {}
 
 Status Fold::Open() {
-  auto rules = sis::IgnoreRules::Parse(options_.ignore_rules);
-  if (!rules.ok()) return rules.status();
-  ignore_ = std::move(*rules);
   auto meta = store_->ReadMeta();
   if (!meta.ok()) return meta.status();
   applied_ = meta->applied_offset;
+  auto in_force = log_ ? log_->SettingsInForceAt(applied_ + 1) : std::nullopt;
+  auto active = in_force ? ActiveSettings::Make(std::move(in_force->settings), in_force->since,
+                                                options_.make_decoder, decoder_, options_.zone)
+                         : ActiveSettings::Make(options_.settings, -1, options_.make_decoder,
+                                                decoder_, options_.zone);
+  if (!active.ok()) return active.status();
+  active_ = std::move(*active);
+  pending_.set_zone(&active_->zone());
   committed_digest_ = meta->digest.empty() ? GenesisDigest() : meta->digest;
   committed_generation_ = meta->generation;
   Rollback();
@@ -127,7 +127,8 @@ Status Fold::Process(const std::vector<FoldInput>& records) {
       return Status::Internal("fold: gap in the log before offset " + std::to_string(r.offset));
     }
     const bool cuts = r.command && (std::holds_alternative<HistorySweepCommand>(*r.command) ||
-                                    std::holds_alternative<IdentityExpiryCommand>(*r.command));
+                                    std::holds_alternative<IdentityExpiryCommand>(*r.command) ||
+                                    std::holds_alternative<SettingsCommand>(*r.command));
     if (cuts) {
       if (Status s = CommitPending(); !s.ok()) return s;
     }
@@ -190,7 +191,7 @@ void Fold::RecordMessage(std::int64_t offset, int sub, MessageResult& m, MicrosS
   canon->push_back(',');
   AppendOutcomeCanonical(o, canon);
   canon->push_back(',');
-  AppendDecisionCanonical(m.decision, *options_.zone, canon);
+  AppendDecisionCanonical(m.decision, active_->zone(), canon);
   canon->push_back(']');
   if (observer_) observer_(offset, sub, o, m.decision);
   pending_.AddMessage(offset, sub, o, m.decision, m.source, m.times, now);
@@ -243,6 +244,8 @@ Status Fold::FoldOne(const FoldInput& r, std::string* canon) {
             // Consulted at the exhausted message's offset, like quarantine.
             canon->append(",\"exhaust\":");
             canon->append(std::to_string(c.offset));
+          } else if constexpr (std::is_same_v<T, SettingsCommand>) {
+            s = TakeSettings(r, c, canon);
           } else {
             s = Expire(r, c, canon);
           }
@@ -251,7 +254,7 @@ Status Fold::FoldOne(const FoldInput& r, std::string* canon) {
   } else {
     auto m = DecideMessage(r, r.offset, r.append_micros);
     if (!m.ok()) return m.status();
-    if (options_.retry_deterministic && m->outcome.state == OutcomeState::kDead) {
+    if (active_->values().retry_deterministic && m->outcome.state == OutcomeState::kDead) {
       // Seed mode (docs/fold.md#seed-mode): hold the head, unless its retries
       // ran out.
       Outcome& o = m->outcome;
@@ -291,7 +294,7 @@ Result<Fold::MessageResult> Fold::DecideMessage(const FoldInput& message,
   };
 
   std::unique_ptr<MessageDecoder::Pending> pending;
-  auto meta = decoder_->DecodeMeta(raw, &pending);
+  auto meta = active_->decoder().DecodeMeta(raw, &pending);
   if (!meta.ok()) {
     dead(meta.status());
     return m;
@@ -300,13 +303,13 @@ Result<Fold::MessageResult> Fold::DecideMessage(const FoldInput& message,
   m.source.styp = meta->styp;
   m.source.seqn = meta->seqn;
   m.source.dttm_micros = meta->dttm_utc_micros;
-  if (auto rule = ignore_->Match(meta->type, meta->styp)) {
+  if (auto rule = active_->ignore().Match(meta->type, meta->styp)) {
     ++counters_.ignored;
     o.state = OutcomeState::kSkipped;
     o.last_error = "ignored:" + *rule;
     return m;
   }
-  auto msg = decoder_->DecodeBody(raw, std::move(pending));
+  auto msg = active_->decoder().DecodeBody(raw, std::move(pending));
   if (!msg.ok()) {
     dead(msg.status());
     return m;
@@ -321,7 +324,7 @@ Result<Fold::MessageResult> Fold::DecideMessage(const FoldInput& message,
     epoch = step.epoch;
     if (step.update) overlay_.PutSender(msg->meta.sndr, *step.update);
   }
-  o.identity_key = EpochIdentityKey(msg->meta, options_.include_day_boundary, epoch);
+  o.identity_key = EpochIdentityKey(msg->meta, active_->values().include_day_boundary, epoch);
   auto binding = overlay_.GetBinding(o.identity_key);
   if (!binding.ok()) return binding.status();
   const std::string body_hash = BodyHash(raw);
@@ -342,8 +345,8 @@ Result<Fold::MessageResult> Fold::DecideMessage(const FoldInput& message,
   DecideContext ctx;
   ctx.now_micros = now;
   ctx.offset = decide_offset;
-  ctx.zone = options_.zone;
-  ctx.snapshot_clear_missing = options_.snapshot_clear_missing;
+  ctx.zone = &active_->zone();
+  ctx.snapshot_clear_missing = active_->values().snapshot_clear_missing;
   auto d = Decide(overlay_, *msg, ctx);
   if (!d.ok()) {
     if (d.status().error_class() == ErrorClass::kInfra) return d.status();
@@ -407,8 +410,8 @@ Status Fold::Replay(const FoldInput& cmd, const ReplayCommand& replay, std::stri
 Status Fold::Sweep(const FoldInput& cmd, const HistorySweepCommand& sweep, std::string* canon) {
   MicrosSinceEpoch cutoff = sweep.cutoff;
   if (cutoff == 0) {
-    cutoff = StartOfAirportDay(cmd.append_micros, *options_.zone) -
-             static_cast<MicrosSinceEpoch>(options_.history_keep_days) * 86'400'000'000LL;
+    cutoff = StartOfAirportDay(cmd.append_micros, active_->zone()) -
+             static_cast<MicrosSinceEpoch>(active_->values().history_keep_days) * 86'400'000'000LL;
   }
   auto old = overlay_.FlightsBySodt(std::numeric_limits<MicrosSinceEpoch>::min(), cutoff - 1);
   if (!old.ok()) return old.status();
@@ -430,7 +433,7 @@ Status Fold::Sweep(const FoldInput& cmd, const HistorySweepCommand& sweep, std::
   canon->append(",\"sweep\":");
   canon->append(std::to_string(cutoff));
   canon->push_back(',');
-  AppendDecisionCanonical(d, *options_.zone, canon);
+  AppendDecisionCanonical(d, active_->zone(), canon);
   pending_.AddSweep(cmd.offset, d, cmd.append_micros);
   if (observer_) {
     Outcome none;
@@ -442,7 +445,7 @@ Status Fold::Sweep(const FoldInput& cmd, const HistorySweepCommand& sweep, std::
 
 Status Fold::Expire(const FoldInput& cmd, const IdentityExpiryCommand& expiry, std::string* canon) {
   MicrosSinceEpoch before = expiry.before;
-  if (before == 0) before = cmd.append_micros - options_.identity_window.count() * 1000;
+  if (before == 0) before = cmd.append_micros - active_->values().identity_window.count() * 1000;
   auto bindings = store_->BindingsBoundBefore(before);
   if (!bindings.ok()) return bindings.status();
   canon->append(",\"expire\":");
@@ -457,6 +460,26 @@ Status Fold::Expire(const FoldInput& cmd, const IdentityExpiryCommand& expiry, s
   }
   canon->push_back(']');
   counters_.identities_expired += static_cast<std::int64_t>(bindings->size());
+  return {};
+}
+
+Status Fold::TakeSettings(const FoldInput& cmd, const SettingsCommand& c, std::string* canon) {
+  canon->append(",\"settings\":");
+  canon->append(CanonicalSettings(c.settings));
+  auto next =
+      ActiveSettings::Make(c.settings, cmd.offset, options_.make_decoder, decoder_, options_.zone);
+  if (!next.ok()) {
+    // Validated before it was appended: a record that does not parse is a
+    // corrupt log or a newer writer.
+    return Status::Internal("settings record at offset " + std::to_string(cmd.offset) +
+                            " cannot be used: " + next.status().message());
+  }
+  if (active_->values() != c.settings) {
+    Logger("fold")->info("settings in force from offset {}: {}", cmd.offset,
+                         DescribeSettingsChange(active_->values(), c.settings));
+  }
+  active_ = std::move(*next);
+  pending_.set_zone(&active_->zone());
   return {};
 }
 

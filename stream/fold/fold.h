@@ -21,6 +21,12 @@
 //   history sweep / identity expiry → the pending batch is committed first,
 //              then flights with SODT < cutoff / bindings bound before the
 //              limit leave state.
+//   settings → the pending batch is committed first; the record's decision
+//              settings (ignore rules, seed mode, identity, snapshot rule,
+//              keep-days, codec limit, the zone's rules) decide every record
+//              after it (docs/fold.md#settings-in-the-log). At Open() the
+//              settings in force at applied_offset() + 1 come from the log;
+//              options.settings only when the log holds none.
 // Every record extends the chained digest d(n) = SHA-256(d(n-1) || bytes)
 // (state/digest.h) over the record's canonical decision bytes, whatever the
 // batching. Up to batch_max records are decided against an in-memory
@@ -44,9 +50,10 @@
 #include <vector>
 
 #include "base/config.h"
-#include "codecs/ignore_rules.h"
 #include "state/airport_zone.h"
+#include "state/decision_settings.h"
 #include "state/state_store.h"
+#include "stream/fold/active_settings.h"
 #include "stream/fold/event_payload.h"
 #include "stream/fold/fold_input.h"
 #include "stream/fold/handlers/decision.h"
@@ -61,22 +68,25 @@ inline constexpr std::int64_t kFoldVersion = 2;
 
 struct FoldOptions {
   int batch_max = 1000;
-  std::vector<std::string> ignore_rules{"LDM-*", "REGN-*", "RSTA-*", "EROR-*"};
-  bool include_day_boundary = false;
-  Millis identity_window{30LL * 24 * 3'600'000};
-  int history_keep_days = 2;
-  bool snapshot_clear_missing = false;
-  // Seed mode (pipeline.retry-deterministic): a deterministic failure holds
+  // The decision settings used only while the log holds no SETTINGS record
+  // in force (a log written before settings were recorded, read by a tool;
+  // tests). Seed mode (retry_deterministic): a deterministic failure holds
   // the head instead of going DEAD, until an EXHAUST command for it is in
   // the log (see held()).
-  bool retry_deterministic = false;
-  const AirportZone* zone = nullptr;  // REQUIRED, outlives the Fold
+  DecisionSettings settings;
+  // The zone of settings that carry no TZif bytes (tests); outlives the Fold.
+  const AirportZone* zone = nullptr;
+  // Builds a decoder for each settings' zone and codec limit. When empty,
+  // the Fold's `decoder` argument decodes under every setting (tests).
+  DecoderFactory make_decoder;
   // Batch ends to cut at (ascending), besides batch_max: a rebuild cuts
   // where PostgreSQL's fold_batch rows end, so their digests can be
   // compared (docs/commit-protocol.md#recovery).
   std::vector<std::int64_t> cut_offsets;
 
-  static FoldOptions FromConfig(const Config& c, const AirportZone* zone);
+  // The service's and the tools' options: batch_max from `c`, the real
+  // decoder, `settings` as the fallback.
+  static FoldOptions FromConfig(const Config& c, DecisionSettings settings);
 };
 
 // Seed mode: the message that failed deterministically and holds the head.
@@ -112,14 +122,15 @@ using DecisionObserver =
 
 class Fold {
  public:
-  // REQUIRES: store, decoder and options.zone non-null and outliving the
-  // Fold; log may be null (no replays can be resolved, nothing quarantined).
+  // REQUIRES: store non-null and outliving the Fold; decoder non-null unless
+  // options.make_decoder is set; log may be null (no replays can be
+  // resolved, nothing quarantined, options.settings decide).
   Fold(StateStore* store, const MessageDecoder* decoder, const LogSource* log, FoldOptions options);
   Fold(const Fold&) = delete;
   Fold& operator=(const Fold&) = delete;
 
-  // Parses the ignore rules (kConfig when invalid) and reads the applied
-  // offset, digest and generation from the store.
+  // Reads the applied offset, digest and generation from the store and
+  // takes the settings in force after it (kConfig when they do not parse).
   Status Open();
 
   // REQUIRES: Open() succeeded.
@@ -137,6 +148,11 @@ class Fold {
   const std::string& digest() const { return committed_digest_; }
   std::int64_t generation() const { return committed_generation_; }
   const FoldCounters& counters() const { return counters_; }
+  // The decision settings in force and the offset of their SETTINGS record
+  // (-1: none in the log). REQUIRES: Open() succeeded.
+  const DecisionSettings& settings() const { return active_->values(); }
+  std::int64_t settings_since() const { return active_->since(); }
+  const AirportZone& zone() const { return active_->zone(); }
   void set_observer(DecisionObserver o) { observer_ = std::move(o); }
 
  private:
@@ -152,6 +168,7 @@ class Fold {
   Status Replay(const FoldInput& cmd, const ReplayCommand& replay, std::string* canon);
   Status Sweep(const FoldInput& cmd, const HistorySweepCommand& sweep, std::string* canon);
   Status Expire(const FoldInput& cmd, const IdentityExpiryCommand& expiry, std::string* canon);
+  Status TakeSettings(const FoldInput& cmd, const SettingsCommand& c, std::string* canon);
   void RecordMessage(std::int64_t offset, int sub, MessageResult& m, MicrosSinceEpoch now,
                      std::string* canon);
   bool AtCut(std::int64_t offset) const;
@@ -162,7 +179,7 @@ class Fold {
   const MessageDecoder* decoder_;
   const LogSource* log_;
   FoldOptions options_;
-  std::optional<sis::IgnoreRules> ignore_;  // parsed by Open()
+  std::unique_ptr<ActiveSettings> active_;  // set by Open()
   StateOverlay overlay_;
   PendingBuilder pending_;
   DecisionObserver observer_;

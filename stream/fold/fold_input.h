@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -16,8 +17,11 @@
 
 #include "base/result.h"
 #include "codecs/sis_message.h"
+#include "state/decision_settings.h"
 
 namespace msgx {
+
+class TimeZone;
 
 struct ReplayCommand {
   std::vector<std::int64_t> mailbox_ids;  // explicit, resolved when issued
@@ -39,8 +43,14 @@ struct ExhaustCommand {
   int attempts = 0;
   std::string reason;
 };
+// The decision settings in force from this record on
+// (docs/fold.md#settings-in-the-log).
+struct SettingsCommand {
+  DecisionSettings settings;
+  bool in_force_from_start = false;  // also stands for the records before it
+};
 using FoldCommand = std::variant<ReplayCommand, QuarantineCommand, HistorySweepCommand,
-                                 IdentityExpiryCommand, ExhaustCommand>;
+                                 IdentityExpiryCommand, ExhaustCommand, SettingsCommand>;
 
 struct FoldInput {
   std::int64_t offset = 0;
@@ -74,6 +84,12 @@ class MessageDecoder {
                                                  std::unique_ptr<Pending> pending) const = 0;
 };
 
+// Builds the fold's decoder for a zone's rules and codec.max-bytes, once per
+// SETTINGS record (the real one: SisDecoderFactory(),
+// stream/fold/sis_fold_decoder.h). The zone outlives the decoder.
+using DecoderFactory =
+    std::function<std::unique_ptr<MessageDecoder>(const TimeZone& zone, std::int64_t max_bytes)>;
+
 // The log as the fold sees it besides the records it is handed.
 class LogSource {
  public:
@@ -86,6 +102,17 @@ class LogSource {
   // Seed mode: the reason when the message at `offset` exhausted its retries
   // (an EXHAUST command in the log), or nullopt.
   virtual std::optional<std::string> ExhaustReason(std::int64_t /*offset*/) const {
+    return std::nullopt;
+  }
+  // The settings in force at `offset` and the offset of their SETTINGS
+  // record: the last one at or before `offset`, else the log's first one
+  // when it stands for the records before it; nullopt when the log has none
+  // (docs/fold.md#settings-in-the-log).
+  struct InForce {
+    std::int64_t since = 0;
+    DecisionSettings settings;
+  };
+  virtual std::optional<InForce> SettingsInForceAt(std::int64_t /*offset*/) const {
     return std::nullopt;
   }
 };

@@ -25,6 +25,8 @@ Result<FoldInput> ToFoldInput(std::uint64_t offset, std::string_view bytes) {
             in.command = HistorySweepCommand{a.cutoff};
           } else if constexpr (std::is_same_v<T, ExhaustArgs>) {
             in.command = ExhaustCommand{static_cast<std::int64_t>(a.offset), a.attempts, a.reason};
+          } else if constexpr (std::is_same_v<T, SettingsArgs>) {
+            in.command = SettingsCommand{a.settings, a.in_force_from_start};
           } else {
             in.command = IdentityExpiryCommand{a.before};
           }
@@ -51,6 +53,7 @@ Status LogFoldSource::ReadBatch(std::uint64_t from, std::size_t max,
 Status LogFoldSource::BuildQuarantineIndex() {
   quarantine_.clear();
   exhausted_.clear();
+  settings_.clear();
   std::uint64_t from = 0;
   for (;;) {
     std::vector<FoldInput> batch;
@@ -62,6 +65,8 @@ Status LogFoldSource::BuildQuarantineIndex() {
           quarantine_.emplace(q->offset, q->reason);
         } else if (const auto* x = std::get_if<ExhaustCommand>(&*in.command)) {
           exhausted_.emplace(x->offset, x->reason);
+        } else if (const auto* st = std::get_if<SettingsCommand>(&*in.command)) {
+          settings_.emplace(in.offset, *st);
         }
       }
     }
@@ -87,6 +92,22 @@ std::optional<std::string> LogFoldSource::ExhaustReason(std::int64_t offset) con
   auto it = exhausted_.find(offset);
   if (it == exhausted_.end()) return std::nullopt;
   return it->second;
+}
+
+std::optional<LogSource::InForce> LogFoldSource::SettingsInForceAt(std::int64_t offset) const {
+  auto it = settings_.upper_bound(offset);
+  if (it != settings_.begin()) {
+    --it;
+  } else if (it == settings_.end() || !it->second.in_force_from_start) {
+    return std::nullopt;
+  }
+  return InForce{it->first, it->second.settings};
+}
+
+std::optional<LogSource::InForce> LogFoldSource::LastSettings() const {
+  if (settings_.empty()) return std::nullopt;
+  const auto& [offset, cmd] = *settings_.rbegin();
+  return InForce{offset, cmd.settings};
 }
 
 }  // namespace msgx

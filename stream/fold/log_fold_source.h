@@ -1,6 +1,6 @@
 // The fold's view of the log store (state/log_store.h, state/log_reader.h):
-// log records as FoldInputs, and the LogSource seam (replay reads and the
-// quarantine index).
+// log records as FoldInputs, and the LogSource seam (replay reads, the
+// quarantine and exhaust index, the settings in force at an offset).
 //
 // Quarantine index: the log store does not keep one yet, so this source
 // builds it in memory from the quarantine commands in the log
@@ -34,17 +34,21 @@ class LogFoldSource final : public LogSource {
 
   // Reads up to `max` records from `from` as FoldInputs.
   Status ReadBatch(std::uint64_t from, std::size_t max, std::vector<FoldInput>* out) const;
-  // Scans the whole log for quarantine and exhaust commands.
+  // Scans the whole log for quarantine, exhaust and settings commands.
   Status BuildQuarantineIndex();
+  // The last SETTINGS record seen by BuildQuarantineIndex(), if any.
+  std::optional<InForce> LastSettings() const;
 
   Result<std::optional<FoldInput>> ReadAt(std::int64_t offset) const override;
   std::optional<std::string> QuarantineReason(std::int64_t offset) const override;
   std::optional<std::string> ExhaustReason(std::int64_t offset) const override;
+  std::optional<InForce> SettingsInForceAt(std::int64_t offset) const override;
 
  private:
   LogReadFn read_;
   std::map<std::int64_t, std::string> quarantine_;
   std::map<std::int64_t, std::string> exhausted_;
+  std::map<std::int64_t, SettingsCommand> settings_;
 };
 
 }  // namespace msgx

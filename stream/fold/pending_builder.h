@@ -38,6 +38,9 @@ class PendingBuilder {
  public:
   // REQUIRES: zone outlives the builder.
   explicit PendingBuilder(const AirportZone* zone) : zone_(zone) {}
+  // The zone of the settings now in force. REQUIRES: between batches
+  // (nothing pending), `zone` outlives its use.
+  void set_zone(const AirportZone* zone) { zone_ = zone; }
 
   // A decided message (sub: its index within a replay command). `now` is
   // the deciding record's append time.

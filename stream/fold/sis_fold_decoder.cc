@@ -9,7 +9,34 @@ class EnvelopeHolder final : public MessageDecoder::Pending {
   sis::Envelope envelope;
 };
 
+// A SisFoldDecoder that owns its SisDecoder.
+class OwningSisFoldDecoder final : public MessageDecoder {
+ public:
+  OwningSisFoldDecoder(const TimeZone& zone, sis::DecoderOptions options)
+      : sis_(zone, options), fold_(sis_) {}
+  Result<sis::Meta> DecodeMeta(std::string_view raw,
+                               std::unique_ptr<Pending>* pending) const override {
+    return fold_.DecodeMeta(raw, pending);
+  }
+  Result<sis::DecodedMessage> DecodeBody(std::string_view raw,
+                                         std::unique_ptr<Pending> pending) const override {
+    return fold_.DecodeBody(raw, std::move(pending));
+  }
+
+ private:
+  sis::SisDecoder sis_;
+  SisFoldDecoder fold_;
+};
+
 }  // namespace
+
+DecoderFactory SisDecoderFactory() {
+  return [](const TimeZone& zone, std::int64_t max_bytes) -> std::unique_ptr<MessageDecoder> {
+    sis::DecoderOptions o;
+    o.max_bytes = max_bytes;
+    return std::make_unique<OwningSisFoldDecoder>(zone, o);
+  };
+}
 
 Result<sis::Meta> SisFoldDecoder::DecodeMeta(std::string_view raw,
                                              std::unique_ptr<Pending>* pending) const {

@@ -25,6 +25,10 @@ class SisFoldDecoder final : public MessageDecoder {
   const sis::SisDecoder& decoder_;
 };
 
+// The real DecoderFactory: a SisDecoder over the zone with codec.max-bytes,
+// as the fold's MessageDecoder.
+DecoderFactory SisDecoderFactory();
+
 // The codec's TZif zone as the fold's AirportZone.
 class TimeZoneAirportZone final : public AirportZone {
  public:

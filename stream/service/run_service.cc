@@ -24,6 +24,7 @@
 #include "stream/fold/fold.h"
 #include "stream/fold/head_retry.h"
 #include "stream/fold/log_fold_source.h"
+#include "stream/fold/settings_record.h"
 #include "stream/fold/sis_fold_decoder.h"
 #include "stream/pg/leadership_keeper.h"
 #include "stream/service/fold_stage.h"
@@ -125,7 +126,8 @@ int RunService(const Config& config) {
   StopOnTerminationSignals(&stopper);
   Clock* clock = SystemClock::Default();
 
-  // The time zone and the decoder need only the configuration.
+  // The time zone and the decoder of POST /cminmsgs/send and the outputs
+  // need only the configuration; the fold's come from the log.
   auto tz = TimeZone::Load(config.airport_timezone);
   if (!tz.ok()) {
     lg->error("{}", tz.status().ToString());
@@ -134,7 +136,6 @@ int RunService(const Config& config) {
   sis::DecoderOptions decoder_options;
   decoder_options.max_bytes = config.codec_max_bytes;
   const sis::SisDecoder sis_decoder(*tz, decoder_options);
-  const SisFoldDecoder decoder(sis_decoder);
   const TimeZoneAirportZone zone(*tz);
 
   // HTTP first: /healthz answers from the first second, and /readyz says
@@ -208,6 +209,24 @@ int RunService(const Config& config) {
     return 1;
   }
   LogStore* log_store = log->get();
+  // The log says which decision settings are in force before anything else
+  // is folded (docs/fold.md#settings-in-the-log).
+  auto settings = DecisionSettings::FromConfig(config);
+  if (!settings.ok()) {
+    lg->error("{}", settings.status().ToString());
+    return 2;
+  }
+  for (;;) {
+    auto recorded = RecordSettings(*settings, log_store);
+    if (recorded.ok()) break;
+    if (recorded.status().error_class() != ErrorClass::kInfra) {
+      lg->error("recording the settings: {}", recorded.status().ToString());
+      return 1;
+    }
+    lg->warn("recording the settings: {} (retrying)", recorded.status().ToString());
+    startup.SetPhase("recording the settings: " + recorded.status().message());
+    if (!stopper.WaitFor(kStartRetry)) return 0;
+  }
   LogFoldSource source(
       [log_store](std::uint64_t from, std::size_t max, std::vector<LogEntry>* out) {
         return log_store->Read(from, max, out);
@@ -248,9 +267,9 @@ int RunService(const Config& config) {
           meta->applied_offset, rebuild->pg_applied(), rebuild->cut_offsets().size());
     }
   }
-  FoldOptions fold_options = FoldOptions::FromConfig(config, &zone);
+  FoldOptions fold_options = FoldOptions::FromConfig(config, *settings);
   if (rebuild) fold_options.cut_offsets = rebuild->cut_offsets();
-  Fold fold(store->get(), &decoder, &source, fold_options);
+  Fold fold(store->get(), nullptr, &source, fold_options);
   if (Status s = fold.Open(); !s.ok()) {
     lg->error("fold: {}", s.ToString());
     return s.error_class() == ErrorClass::kConfig ? 2 : 1;

@@ -12,8 +12,10 @@
 #include <sstream>
 #include <string_view>
 #include <utility>
+#include <variant>
 
 #include "state/log_reader.h"
+#include "state/log_record.h"
 #include "state/redis_client.h"
 #include "state/redis_mirror.h"
 #include "state/state_store.h"
@@ -68,6 +70,32 @@ void ReadMailbox(const Config& c, Builder* b) {
   b->Set(b->Section("mailbox"), "max_id", max_id);
 }
 
+// The decision settings in force: the log's last SETTINGS record
+// (docs/fold.md#settings-in-the-log).
+void ReadSettings(const LogReader& log, Builder* b) {
+  JsonValue& s = b->Section("settings");
+  const auto offset = log.last_settings_offset();
+  if (!offset) {
+    b->Set(s, "since_offset", std::int64_t{-1});  // none recorded yet
+    return;
+  }
+  std::vector<LogEntry> one;
+  if (Status st = log.Read(*offset, 1, &one); !st.ok() || one.empty()) {
+    b->Missing("settings", st.ok() ? "the SETTINGS record is missing" : st.message());
+    return;
+  }
+  auto data = ToLogRecordData(one[0].bytes);
+  const auto* args =
+      data.ok() && data->command ? std::get_if<SettingsArgs>(&data->command->args) : nullptr;
+  if (args == nullptr) {
+    b->Missing("settings",
+               "the record at offset " + std::to_string(*offset) + " is not a SETTINGS record");
+    return;
+  }
+  b->Set(s, "since_offset", static_cast<std::int64_t>(*offset));
+  for (const auto& [k, v] : SettingsFields(args->settings)) b->Set(s, k, v);
+}
+
 // Returns the log's uuid and record count ("" and -1 when unreadable).
 std::pair<std::string, std::int64_t> ReadLog(const Config& c, Builder* b) {
   static std::atomic<int> seq{0};
@@ -92,6 +120,7 @@ std::pair<std::string, std::int64_t> ReadLog(const Config& c, Builder* b) {
         b->Set(cap, "late_captured", p->late_captured);
       }
       b->Set(b->Section("intake"), "last_command_id", (*log)->last_command_id());
+      ReadSettings(**log, b);
     }
   }
   std::error_code ec;

@@ -10,7 +10,8 @@
 // "stages"); `msgx status` takes those from the running service's /status
 // when there is one (MergeLiveFields), and otherwise says the service is not
 // running. Top-level keys, in pipeline order: mailbox, log, capture, intake,
-// fold, outcomes, mirror, postgres, outbox, service, stages, unavailable.
+// settings, fold, outcomes, mirror, postgres, outbox, service, stages,
+// unavailable.
 //
 // Thread-safety: free functions; safe from any thread.
 #pragma once

@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <pqxx/pqxx>
@@ -359,7 +360,8 @@ TEST_F(CrashTest, ReplayWorksWhileTheServiceRuns) {
   EXPECT_EQ(replay({"--msg", "1", "--event", "2"}).status.code, 2);
 
   // Both commands enter the log after the messages, and are folded.
-  ASSERT_TRUE(WaitCaughtUp(mailbox.size(), milliseconds(60'000), mailbox.size() + 2));
+  // (Offset 0 is the SETTINGS record.)
+  ASSERT_TRUE(WaitCaughtUp(mailbox.size(), milliseconds(60'000), mailbox.size() + 3));
 
   // `msgx status` reads everything while the service runs; Redis is not
   // running here, so it says so and exits 1.
@@ -373,7 +375,7 @@ TEST_F(CrashTest, ReplayWorksWhileTheServiceRuns) {
   rapidjson::Document doc;
   doc.Parse(st->out.c_str());
   ASSERT_FALSE(doc.HasParseError()) << st->out;
-  EXPECT_EQ(doc["fold"]["applied_offset"].GetInt64(), static_cast<std::int64_t>(mailbox.size() + 1))
+  EXPECT_EQ(doc["fold"]["applied_offset"].GetInt64(), static_cast<std::int64_t>(mailbox.size() + 2))
       << st->out;
   EXPECT_EQ(doc["outcomes"]["dead_by_class"]["MALFORMED"].GetInt64(), 2) << st->out;
   EXPECT_EQ(doc["intake"]["last_command_id"].GetInt64(), 2) << st->out;
@@ -392,10 +394,105 @@ TEST_F(CrashTest, ReplayWorksWhileTheServiceRuns) {
   EXPECT_EQ(u.state, OutcomeState::kDead);  // still no handler: decided again, same class
   EXPECT_EQ(u.error_class, "UNSUPPORTED");
   EXPECT_EQ(u.prev_error.rfind("UNSUPPORTED: ", 0), 0u) << u.prev_error;
-  EXPECT_EQ(u.log_offset, static_cast<std::int64_t>(mailbox.size()));  // the command's offset
+  EXPECT_EQ(u.log_offset, static_cast<std::int64_t>(mailbox.size() + 1));  // the command's offset
   auto m = **(*store)->GetOutcome(malformed);
   EXPECT_EQ(m.error_class, "MALFORMED");
   EXPECT_TRUE(m.prev_error.empty());  // never replayed
+}
+
+// Issue 13 (docs/fold.md#settings-in-the-log): an operator changes a
+// decision setting; the audit stays exact. Traffic under the default ignore
+// rules, a restart without REGN-*, `refold --verify` under load, then the
+// state store deleted and rebuilt under yet another configuration (seed
+// mode on, after DEAD records exist): no ALARM, every outcome unchanged.
+TEST_F(CrashTest, ASettingsChangeKeepsTheAuditExact) {
+  auto insert = [&](const std::string& xml) {
+    pg_->Psql("aodb",
+              "INSERT INTO cminmsgs (cminmsgs_clob_msg, cminmsgs_date_received, cminmsgs_status) "
+              "VALUES ($x$" +
+                  xml + "$x$, now(), 'VALID')");
+    return MailboxIds().back();
+  };
+  const std::string regn = testing::ReadCorpusFile("REGN-ADD-1.xml");
+  std::atomic<bool> stop{false};
+  Produce(30, &stop);
+  const std::int64_t regn_before = insert(WithSeqn(regn, 501));
+  const std::int64_t dead = insert("<MSG><META></MSG>");
+  pid_t pid = StartMsgx();
+  ASSERT_TRUE(WaitCaughtUp(MailboxIds().size(), milliseconds(60'000)))
+      << "see " << state_dir_ << "/msgx.log";
+  StopMsgx(pid);
+
+  const std::vector<std::string> no_regn{"MSGX_IGNORE_RULES=LDM-*,RSTA-*,EROR-*"};
+  pid = StartMsgx("", no_regn);
+  const std::int64_t regn_after = insert(WithSeqn(regn, 502));
+  std::thread producer([&] { Produce(400, &stop); });
+  std::this_thread::sleep_for(milliseconds(500));
+  {
+    std::vector<std::string> env = Env();
+    env.insert(env.end(), no_regn.begin(), no_regn.end());
+    testing::ExpectRefoldVerifies(env, std::chrono::minutes(3));  // while rows flow
+  }
+  producer.join();
+  ASSERT_TRUE(WaitCaughtUp(MailboxIds().size(), milliseconds(60'000)))
+      << "see " << state_dir_ << "/msgx.log";
+
+  SpawnOptions so;
+  so.argv = {MSGX_BINARY, "status", "--json"};
+  so.extra_env = Env();
+  so.extra_env.push_back("MSGX_REDIS_URL=redis://127.0.0.1:1/0");
+  auto st = RunCommand(so);
+  ASSERT_TRUE(st.ok());
+  rapidjson::Document doc;
+  doc.Parse(st->out.c_str());
+  ASSERT_FALSE(doc.HasParseError()) << st->out;
+  ASSERT_TRUE(doc.HasMember("settings")) << st->out;
+  EXPECT_GT(doc["settings"]["since_offset"].GetInt64(), 0) << st->out;
+  EXPECT_STREQ(doc["settings"]["ignore.rules"].GetString(), "[LDM-*,RSTA-*,EROR-*]") << st->out;
+  StopMsgx(pid);
+
+  std::map<std::int64_t, Outcome> outcomes;
+  {
+    auto store = StateStore::Open(state_dir_ + "/state", {false, true});
+    ASSERT_TRUE(store.ok());
+    for (std::int64_t id : MailboxIds()) {
+      auto o = (*store)->GetOutcome(id);
+      ASSERT_TRUE(o.ok() && o->has_value()) << "no outcome for mailbox id " << id;
+      outcomes[id] = **o;
+    }
+  }
+  EXPECT_EQ(outcomes[regn_before].last_error, "ignored:REGN-*");
+  EXPECT_EQ(outcomes[regn_after].last_error.find("ignored:"), std::string::npos)
+      << outcomes[regn_after].last_error;
+  EXPECT_EQ(outcomes[dead].error_class, "MALFORMED");
+
+  // The state store lost; rebuilt from the log under other settings.
+  std::filesystem::remove_all(state_dir_ + "/state");
+  const std::vector<std::string> other{"MSGX_IGNORE_RULES=FLOP-*",
+                                       "MSGX_PIPELINE_RETRY_DETERMINISTIC=true"};
+  pid = StartMsgx("", other);
+  ASSERT_TRUE(WaitCaughtUp(MailboxIds().size(), milliseconds(120'000)))
+      << "not rebuilt; see " << state_dir_ << "/msgx.log";
+  StopMsgx(pid);
+  {
+    auto store = StateStore::Open(state_dir_ + "/state", {false, true});
+    ASSERT_TRUE(store.ok());
+    for (const auto& [id, want] : outcomes) {
+      auto o = (*store)->GetOutcome(id);
+      ASSERT_TRUE(o.ok() && o->has_value()) << "no outcome for mailbox id " << id;
+      EXPECT_EQ(**o, want) << "mailbox id " << id;
+    }
+  }
+  std::ifstream log(state_dir_ + "/msgx.log");
+  std::stringstream text;
+  text << log.rdbuf();
+  EXPECT_EQ(text.str().find("ALARM"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("settings changed at offset"), std::string::npos);
+  EXPECT_NE(text.str().find("ignore.rules: [LDM-*,REGN-*,RSTA-*,EROR-*] -> [LDM-*,RSTA-*,EROR-*]"),
+            std::string::npos);
+  std::vector<std::string> env = Env();
+  env.insert(env.end(), other.begin(), other.end());
+  testing::ExpectRefoldVerifies(env, std::chrono::minutes(3));
 }
 
 }  // namespace

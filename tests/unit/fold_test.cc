@@ -127,7 +127,7 @@ TEST_F(FoldTest, IdentityExpiryByCommand) {
 }
 
 TEST_F(FoldTest, IgnoreRuleWinsOverUnsupportedAndBrokenBody) {
-  options_.ignore_rules = {"rsta-*", "XXXX-YY"};
+  options_.settings.ignore_rules = {"rsta-*", "XXXX-YY"};
   decoder_.unsupported = {"YY"};
   log_.AddMessage(1, kT0, Raw("AODB", "1", "XXXX", "YY", "whatever"));
   log_.AddMessage(2, kT0, Raw("AODB", "2", "RSTA", "ZZ", "!MALFORMED"));

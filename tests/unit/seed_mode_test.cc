@@ -28,7 +28,7 @@ class SeedModeTest : public ::testing::Test {
     store_ = std::move(*s);
     FoldOptions o;
     o.zone = &kZone;
-    o.retry_deterministic = true;
+    o.settings.retry_deterministic = true;
     o.batch_max = 2;  // the head falls mid-batch and across batches
     fold_ = std::make_unique<Fold>(store_.get(), &decoder_, &log_, o);
     ASSERT_TRUE(fold_->Open().ok());
@@ -86,8 +86,7 @@ TEST_F(SeedModeTest, AFailedHeadBlocksWhatIsBehindItThenExhausts) {
     HeadVerdict v = retry.Failed(head.offset);
     if (v.kind == HeadVerdict::Kind::kExhaust) {
       log_.exhausted[head.offset] = v.reason;  // the EXHAUST command's index
-      const FoldCommand exhaust(std::in_place_type<ExhaustCommand>, head.offset, v.attempts,
-                                v.reason);
+      const FoldCommand exhaust(ExhaustCommand{head.offset, v.attempts, v.reason});
       log_.AddCommand(clock.NowMicros(), exhaust);
       break;
     }
@@ -113,7 +112,7 @@ TEST_F(SeedModeTest, AFailedHeadBlocksWhatIsBehindItThenExhausts) {
 
 TEST_F(SeedModeTest, AReFoldWithTheExhaustCommandNeverHoldsAndMatches) {
   log_.exhausted[2] = "head-deadline 600s";
-  const FoldCommand exhaust(std::in_place_type<ExhaustCommand>, 2, 3, "head-deadline 600s");
+  const FoldCommand exhaust(ExhaustCommand{2, 3, "head-deadline 600s"});
   log_.AddCommand(kT0, exhaust);
   FoldRest();
   EXPECT_FALSE(fold_->held().has_value());
@@ -125,7 +124,7 @@ TEST_F(SeedModeTest, AReFoldWithTheExhaustCommandNeverHoldsAndMatches) {
   ASSERT_TRUE(s.ok());
   FoldOptions o;
   o.zone = &kZone;
-  o.retry_deterministic = true;
+  o.settings.retry_deterministic = true;
   o.batch_max = 1000;
   Fold refold(s->get(), &decoder_, &log_, o);
   ASSERT_TRUE(refold.Open().ok());

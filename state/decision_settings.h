@@ -1,0 +1,71 @@
+// DecisionSettings: every setting that changes what the fold decides, as the
+// log records them (docs/fold.md#settings-in-the-log).
+//
+// The service takes them from its configuration at start-up and appends a
+// SETTINGS record when they differ from the last one in the log; the fold,
+// `msgx refold`, a state rebuild and `inspect --at` then decide each record
+// with the settings in force at its offset, never with today's file. The
+// airport time zone travels as its rules (the TZif bytes), so a tzdata update
+// cannot change an old decision.
+//
+// Thread-safety: plain values and pure functions, except FromConfig (file I/O,
+// start-up only).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/config.h"
+#include "base/result.h"
+
+namespace msgx {
+
+struct DecisionSettings {
+  // ignore.rules, as written (docs/codec.md#ignore-rules).
+  std::vector<std::string> ignore_rules{"LDM-*", "REGN-*", "RSTA-*", "EROR-*"};
+  // Seed mode: pipeline.retry-deterministic and the retry schedule that
+  // decides when an EXHAUST command is appended (the command itself is in
+  // the log; the schedule is recorded so that the log says what was in force).
+  bool retry_deterministic = false;
+  int max_attempts = 5;
+  std::vector<Millis> backoff{Millis{1000}, Millis{2000}, Millis{4000}, Millis{8000},
+                              Millis{16000}};
+  Millis backoff_cap{60'000};
+  Millis head_deadline{10 * 60'000};
+  // identity.include-day-boundary, identity.window.
+  bool include_day_boundary = false;
+  Millis identity_window{30LL * 24 * 3'600'000};
+  // schd.snapshot-missing-fields = clear.
+  bool snapshot_clear_missing = false;
+  // history.keep-days (a sweep command without a cutoff).
+  int history_keep_days = 2;
+  // codec.max-bytes: a larger message ends DEAD.
+  std::int64_t codec_max_bytes = 16LL * 1024 * 1024;
+  // airport.timezone: the IANA name and the zone's TZif bytes. Empty bytes
+  // (tests only) mean "the zone the caller supplies".
+  std::string zone_name = "Asia/Shanghai";
+  std::string zone_tzif;
+
+  bool operator==(const DecisionSettings&) const = default;
+
+  // The configuration's values, with the zone's rules read from
+  // `<zoneinfo_dir>/<airport.timezone>`. kConfig when the zone cannot be
+  // read or is not a TZif file.
+  static Result<DecisionSettings> FromConfig(
+      const Config& config, const std::string& zoneinfo_dir = "/usr/share/zoneinfo");
+};
+
+// The canonical text of `s` (the chained digest's bytes for a SETTINGS
+// record): every value in a fixed order, the TZif as its SHA-256.
+std::string CanonicalSettings(const DecisionSettings& s);
+
+// What changed from `from` to `to`, one "key: old -> new" per change joined
+// by "; " ("" when equal). The zone's rules show as a short hash.
+std::string DescribeSettingsChange(const DecisionSettings& from, const DecisionSettings& to);
+
+// The settings as "key: value" pairs in the order of CanonicalSettings, for
+// `msgx status` and logs.
+std::vector<std::pair<std::string, std::string>> SettingsFields(const DecisionSettings& s);
+
+}  // namespace msgx
