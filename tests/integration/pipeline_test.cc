@@ -29,6 +29,7 @@
 #include <thread>
 
 #include "base/subprocess.h"
+#include "state/state_store.h"
 #include "stream/capture/mailbox_schema.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/pipeline_check.h"
@@ -228,6 +229,14 @@ class PipelineTest : public ::testing::Test {
       return -1;
     }
     return std::stoll(out->out);
+  }
+
+  // The state store's applied offset, read-only while msgx runs (-1: none).
+  std::int64_t FoldedOffset() {
+    auto store = StateStore::Open(state_dir_ + "/state", {false, true});
+    if (!store.ok()) return -1;
+    auto meta = (*store)->ReadMeta();
+    return meta.ok() ? meta->applied_offset : -1;
   }
 
   void ExpectConsistent(std::int64_t rows) {
@@ -458,18 +467,35 @@ TEST_F(PipelineTest, CrashPointsAndKillsLoseNothingAndDuplicateNothing) {
   testing::ExpectRefoldVerifies(Env(), std::chrono::minutes(3));
 }
 
-// msgx's PostgreSQL stopped mid-stream: the fold and the mirror keep moving,
-// nothing is charged, and the applier catches up when it returns.
+// msgx's PostgreSQL stopped mid-stream: capture and the fold keep moving
+// (they need no leadership); the stages that do (the applier, the mirror,
+// the dispatchers) pause while the lock is lost; nothing is charged, and
+// they catch up when it returns.
 TEST_F(PipelineTest, PostgresOutageStallsOnlyTheApplier) {
   std::int64_t rows = LoadMailbox(1'000);
-  const pid_t pid = StartMsgx({"MSGX_PIPELINE_BATCH_MAX=100"});
+  auto port = FreeLoopbackPort();
+  ASSERT_TRUE(port.ok());
+  const pid_t pid = StartMsgx(
+      {"MSGX_PIPELINE_BATCH_MAX=100", "MSGX_HTTP_LISTEN=127.0.0.1:" + std::to_string(*port)});
   ASSERT_TRUE(WaitSettled(rows, seconds(120))) << Log();
   const int outage = OutageSeconds();
   own_pg_->Stop();
-  const std::int64_t mirror_before = MirrorOffset();
+  // Only once the service knows it does not lead do the new rows arrive.
+  httplib::Client http("127.0.0.1", *port);
+  bool lost = false;
+  for (int i = 0; i < 120 && !lost; ++i) {
+    auto res = http.Get("/status");
+    rapidjson::Document doc;
+    if (res && res->status == 200) doc.Parse(res->body.c_str());
+    lost = res && res->status == 200 && !doc.HasParseError() && doc.HasMember("service") &&
+           doc["service"].HasMember("leading") && !doc["service"]["leading"].GetBool();
+    if (!lost) std::this_thread::sleep_for(milliseconds(250));
+  }
+  ASSERT_TRUE(lost) << Log();
+  const std::int64_t folded_before = FoldedOffset();
   AddGenerated(1'000, 700'000);
   std::this_thread::sleep_for(seconds(outage));
-  EXPECT_GT(MirrorOffset(), mirror_before) << "the fold and mirror must keep moving";
+  EXPECT_GT(FoldedOffset(), folded_before) << "capture and the fold must keep moving";
   own_pg_->Restart();
   rows = MailboxRows();
   ASSERT_TRUE(WaitSettled(rows, seconds(120))) << Log();
