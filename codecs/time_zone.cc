@@ -80,7 +80,8 @@ Result<TimeZone> TimeZone::FromTzif(std::string_view name, std::string_view b) {
     at += 44;
     time_size = 8;
   }
-  if (b.size() < at + DataSize(h, time_size)) return bad("truncated");
+  const std::size_t data_end = at + DataSize(h, time_size);
+  if (b.size() < data_end) return bad("truncated");
   const auto* p = reinterpret_cast<const unsigned char*>(b.data() + at);
   const unsigned char* idx = p + h.timecnt * time_size;
   const unsigned char* types = idx + h.timecnt;
@@ -102,6 +103,18 @@ Result<TimeZone> TimeZone::FromTzif(std::string_view name, std::string_view b) {
     tz.transitions_.push_back(t);
     tz.offsets_.push_back(type_offsets[idx[i]]);
   }
+  if (time_size == 8) {
+    // RFC 8536 §3.3: "\n" TZ-string "\n"; an empty string means no rule.
+    // Whatever follows the closing newline is ignored.
+    if (b.size() <= data_end || b[data_end] != '\n') return bad("footer");
+    const std::size_t close = b.find('\n', data_end + 1);
+    if (close == std::string_view::npos) return bad("footer");
+    const std::string_view rule = b.substr(data_end + 1, close - data_end - 1);
+    if (!rule.empty()) {
+      tz.footer_ = PosixTz::Parse(rule);
+      if (!tz.footer_) return bad("footer");
+    }
+  }
   return tz;
 }
 
@@ -113,14 +126,18 @@ TimeZone TimeZone::Fixed(std::string name, std::int32_t offset_seconds) {
 }
 
 std::int32_t TimeZone::OffsetAt(std::int64_t utc_seconds) const {
+  if (footer_ && (transitions_.empty() || utc_seconds >= transitions_.back())) {
+    return footer_->OffsetAt(utc_seconds);
+  }
   auto it = std::upper_bound(transitions_.begin(), transitions_.end(), utc_seconds);
   if (it == transitions_.begin()) return initial_offset_;
   return offsets_[static_cast<std::size_t>(it - transitions_.begin() - 1)];
 }
 
 std::int64_t TimeZone::LocalToUtc(std::int64_t local_seconds) const {
-  // Transitions are far more than a day apart, so the offsets in effect a
-  // day either side are the only candidates.
+  // Changes of offset (stored or by the footer's rule) are far more than a
+  // day apart, so the offsets in effect a day either side are the only
+  // candidates.
   const std::int32_t before = OffsetAt(local_seconds - 86400);
   const std::int32_t after = OffsetAt(local_seconds + 86400);
   const std::int64_t t1 = local_seconds - before;
