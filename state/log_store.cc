@@ -60,12 +60,15 @@ rocksdb::Options LogStoreOptions() {
   return o;
 }
 
-Result<std::unique_ptr<LogStore>> LogStore::Open(const std::string& dir, Clock* clock) {
+Result<std::unique_ptr<LogStore>> LogStore::Open(const std::string& dir, Clock* clock,
+                                                 rocksdb::Env* env) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return Status::Infra("create " + dir + ": " + ec.message());
   rocksdb::DB* raw = nullptr;
-  rocksdb::Status s = rocksdb::DB::Open(LogStoreOptions(), dir, &raw);
+  rocksdb::Options options = LogStoreOptions();
+  if (env != nullptr) options.env = env;
+  rocksdb::Status s = rocksdb::DB::Open(options, dir, &raw);
   if (!s.ok()) return FromRocks(s, "open log " + dir);
   std::unique_ptr<LogStore> store(new LogStore(std::unique_ptr<rocksdb::DB>(raw), clock));
 

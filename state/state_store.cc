@@ -63,6 +63,7 @@ Result<std::unique_ptr<StateStore>> StateStore::Open(const std::string& path, Op
   rocksdb::DBOptions db_opts;
   db_opts.create_if_missing = !options.read_only;
   db_opts.create_missing_column_families = !options.read_only;
+  if (options.env != nullptr) db_opts.env = options.env;
   std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
   for (const char* n : kCfNames) cfs.emplace_back(n, rocksdb::ColumnFamilyOptions());
   std::unique_ptr<StateStore> store(new StateStore());

@@ -43,6 +43,7 @@
 
 namespace rocksdb {
 class DB;
+class Env;
 class ColumnFamilyHandle;
 class Snapshot;
 }  // namespace rocksdb
@@ -77,6 +78,9 @@ class StateStore final : public StateView {
   struct Options {
     bool sync = true;        // fsync each batch (tests may turn it off)
     bool read_only = false;  // open read-only (inspect, status)
+    // RocksDB's Env (tests: an injected full disk); REQUIRES: outlives the
+    // store. Null: the default.
+    rocksdb::Env* env = nullptr;
   };
 
   // Opens (creating when absent and not read-only) the store at `path`.

@@ -1,5 +1,6 @@
 #include "stream/service/fold_stage.h"
 
+#include <filesystem>
 #include <string>
 #include <variant>
 #include <vector>
@@ -23,10 +24,17 @@ FoldStage::FoldStage(Deps deps)
       applied_(d_.fold->applied_offset()),
       g_applied_(Metrics::Global().GetGauge("msgx_fold_applied_offset",
                                             "Last log offset folded into state")),
-      g_log_next_(Metrics::Global().GetGauge("msgx_log_next_offset", "Records in the log")) {}
+      g_log_next_(Metrics::Global().GetGauge("msgx_log_next_offset", "Records in the log")),
+      g_free_(Metrics::Global().GetGauge("msgx_state_dir_free_bytes",
+                                         "Bytes available to msgx on the state.dir filesystem")) {}
 
 StepOutcome FoldStage::Step() {
   Fold& fold = *d_.fold;
+  if (!d_.state_dir.empty()) {
+    std::error_code ec;
+    const std::filesystem::space_info space = std::filesystem::space(d_.state_dir, ec);
+    if (!ec) g_free_->Set(static_cast<double>(space.available));
+  }
   // After a restart (or a wait cut short), a head still backing off waits.
   if (auto head = d_.head_retry->head(); head && *head == fold.applied_offset() + 1) {
     if (!d_.head_retry->Due(*head)) {

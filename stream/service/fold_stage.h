@@ -9,7 +9,8 @@
 //   - `folded` is called when the applied offset moved, so the mirror and
 //     the applier wake.
 // A full batch is kProgressed, a short one kIdle. kInfra (the state store or
-// the log cannot be read or written) is a stall; any other error a bug.
+// the log cannot be read or written, a full disk included: RocksDB resumes
+// writes by itself once space is back) is a stall; any other error a bug.
 //
 // Thread-safety: Step() from one thread; applied_offset() and Figures() from
 // any.
@@ -19,6 +20,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <string>
 
 #include "base/metrics.h"
 #include "state/log_store.h"
@@ -42,6 +44,9 @@ class FoldStage final : public Stage {
     RebuildCheck* rebuild = nullptr;  // null: no rebuild to check
     std::size_t batch_max = 1000;
     std::function<void()> folded;
+    // Each step reports the free space of this filesystem
+    // (msgx_state_dir_free_bytes), even while the stage stalls; "": none.
+    std::string state_dir;
   };
   // REQUIRES: every pointer but `rebuild` non-null and outliving the stage;
   // fold->Open() succeeded.
@@ -58,6 +63,7 @@ class FoldStage final : public Stage {
   std::atomic<std::int64_t> applied_;
   Gauge* g_applied_;
   Gauge* g_log_next_;
+  Gauge* g_free_;
 };
 
 }  // namespace msgx

@@ -338,6 +338,7 @@ int RunService(const Config& config) {
   fd.head_retry = &head_retry;
   fd.rebuild = rebuild ? &*rebuild : nullptr;
   fd.batch_max = static_cast<std::size_t>(config.pipeline.batch_max);
+  fd.state_dir = config.state_dir;
   fd.folded = [&] {
     runner.Wake(kMirrorStage);
     runner.Wake(kApplierStage);
