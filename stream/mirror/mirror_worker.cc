@@ -91,6 +91,9 @@ Result<MirrorStep> MirrorWorker::Decide(const MirrorPosition& pos, bool* reread)
   mb.changes.reserve(batch.flights.size());
   for (const FlightRow& f : batch.flights) mb.changes.push_back({f.flid, f.json});
   MSGX_FAILPOINT("mirror.before_apply", std::to_string(batch.last_offset));
+  if (MSGX_FAILPOINT_ERROR("mirror.before_apply", std::to_string(batch.last_offset))) {
+    return Status::Internal("failpoint mirror.before_apply");
+  }
   auto out = mirror_->Apply(mb);
   if (!out.ok()) return RedisFailed(out.status());
   switch (*out) {

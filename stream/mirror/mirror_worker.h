@@ -30,7 +30,8 @@
 // Errors (the Result's Status): state store failures, and Redis replies that
 // are not an outage (kInternal: a bug).
 //
-// Failpoints: "mirror.before_apply" (arg: the batch's last offset) before
+// Failpoints: "mirror.before_apply" (arg: the batch's last offset; also an
+// "error" action, the mirror failing as a bug would) before
 // each Apply; "mirror.rebuild_chunk" (arg "") between rebuild chunks.
 //
 // Thread-safety: not thread-safe; one worker thread owns it (and its mirror).
