@@ -26,8 +26,7 @@ std::string Bool(bool b) { return b ? "true" : "false"; }
 
 }  // namespace
 
-Result<DecisionSettings> DecisionSettings::FromConfig(const Config& c,
-                                                      const std::string& zoneinfo_dir) {
+DecisionSettings DecisionSettings::Values(const Config& c) {
   DecisionSettings s;
   s.ignore_rules = c.ignore_rules;
   s.retry_deterministic = c.pipeline.retry_deterministic;
@@ -41,6 +40,12 @@ Result<DecisionSettings> DecisionSettings::FromConfig(const Config& c,
   s.history_keep_days = c.history_keep_days;
   s.codec_max_bytes = c.codec_max_bytes;
   s.zone_name = c.airport_timezone;
+  return s;
+}
+
+Result<DecisionSettings> DecisionSettings::FromConfig(const Config& c,
+                                                      const std::string& zoneinfo_dir) {
+  DecisionSettings s = Values(c);
   // Load() checks the name and the file; the bytes are what the log keeps.
   auto zone = TimeZone::Load(c.airport_timezone, zoneinfo_dir);
   if (!zone.ok()) return zone.status();

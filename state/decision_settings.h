@@ -21,34 +21,37 @@
 
 namespace msgx {
 
+// The defaults are the configuration's (base/config.h): Values(Config{}).
 struct DecisionSettings {
   // ignore.rules, as written (docs/codec.md#ignore-rules).
-  std::vector<std::string> ignore_rules{"LDM-*", "REGN-*", "RSTA-*", "EROR-*"};
+  std::vector<std::string> ignore_rules;
   // Seed mode: pipeline.retry-deterministic and the retry schedule that
   // decides when an EXHAUST command is appended (the command itself is in
   // the log; the schedule is recorded so that the log says what was in force).
   bool retry_deterministic = false;
-  int max_attempts = 5;
-  std::vector<Millis> backoff{Millis{1000}, Millis{2000}, Millis{4000}, Millis{8000},
-                              Millis{16000}};
-  Millis backoff_cap{60'000};
-  Millis head_deadline{10 * 60'000};
+  int max_attempts = 0;
+  std::vector<Millis> backoff;
+  Millis backoff_cap{0};
+  Millis head_deadline{0};
   // identity.include-day-boundary, identity.window.
   bool include_day_boundary = false;
-  Millis identity_window{30LL * 24 * 3'600'000};
+  Millis identity_window{0};
   // schd.snapshot-missing-fields = clear.
   bool snapshot_clear_missing = false;
   // history.keep-days (a sweep command without a cutoff).
-  int history_keep_days = 2;
+  int history_keep_days = 0;
   // codec.max-bytes: a larger message ends DEAD.
-  std::int64_t codec_max_bytes = 16LL * 1024 * 1024;
+  std::int64_t codec_max_bytes = 0;
   // airport.timezone: the IANA name and the zone's TZif bytes. Empty bytes
   // (tests only) mean "the zone the caller supplies".
-  std::string zone_name = "Asia/Shanghai";
+  std::string zone_name;
   std::string zone_tzif;
 
   bool operator==(const DecisionSettings&) const = default;
 
+  // The configuration's values without the zone's rules (zone_tzif empty).
+  // Pure.
+  static DecisionSettings Values(const Config& config);
   // The configuration's values, with the zone's rules read from
   // `<zoneinfo_dir>/<airport.timezone>`. kConfig when the zone cannot be
   // read or is not a TZif file.

@@ -73,7 +73,7 @@ struct FoldOptions {
   // tests). Seed mode (retry_deterministic): a deterministic failure holds
   // the head instead of going DEAD, until an EXHAUST command for it is in
   // the log (see held()).
-  DecisionSettings settings;
+  DecisionSettings settings = DecisionSettings::Values(Config{});
   // The zone of settings that carry no TZif bytes (tests); outlives the Fold.
   const AirportZone* zone = nullptr;
   // Builds a decoder for each settings' zone and codec limit. When empty,

@@ -202,6 +202,20 @@ class CrashTest : public ::testing::Test {
 
   void StopMsgx(pid_t pid) { ASSERT_TRUE(StopProcess(pid, SIGTERM, milliseconds(15'000)).ok()); }
 
+  // `msgx status --json` with no Redis to read (so it exits 1), parsed into
+  // *doc.
+  CommandOutput RunStatus(rapidjson::Document* doc) const {
+    SpawnOptions so;
+    so.argv = {MSGX_BINARY, "status", "--json"};
+    so.extra_env = Env();
+    so.extra_env.push_back("MSGX_REDIS_URL=redis://127.0.0.1:1/0");
+    auto st = RunCommand(so);
+    EXPECT_TRUE(st.ok()) << st.status().ToString();
+    if (!st.ok()) return {};
+    doc->Parse(st->out.c_str());
+    return *st;
+  }
+
   static testing::PgServer* pg_;
   static int n_;
   std::string own_url_;
@@ -365,22 +379,16 @@ TEST_F(CrashTest, ReplayWorksWhileTheServiceRuns) {
 
   // `msgx status` reads everything while the service runs; Redis is not
   // running here, so it says so and exits 1.
-  SpawnOptions so;
-  so.argv = {MSGX_BINARY, "status", "--json"};
-  so.extra_env = Env();
-  so.extra_env.push_back("MSGX_REDIS_URL=redis://127.0.0.1:1/0");
-  auto st = RunCommand(so);
-  ASSERT_TRUE(st.ok());
-  EXPECT_EQ(st->status.code, 1) << st->err;
   rapidjson::Document doc;
-  doc.Parse(st->out.c_str());
-  ASSERT_FALSE(doc.HasParseError()) << st->out;
+  const CommandOutput st = RunStatus(&doc);
+  EXPECT_EQ(st.status.code, 1) << st.err;
+  ASSERT_FALSE(doc.HasParseError()) << st.out;
   EXPECT_EQ(doc["fold"]["applied_offset"].GetInt64(), static_cast<std::int64_t>(mailbox.size() + 2))
-      << st->out;
-  EXPECT_EQ(doc["outcomes"]["dead_by_class"]["MALFORMED"].GetInt64(), 2) << st->out;
-  EXPECT_EQ(doc["intake"]["last_command_id"].GetInt64(), 2) << st->out;
-  EXPECT_TRUE(doc["unavailable"].HasMember("redis")) << st->out;
-  EXPECT_FALSE(doc["service"]["running"].GetBool()) << st->out;  // listens on port 0: unknown
+      << st.out;
+  EXPECT_EQ(doc["outcomes"]["dead_by_class"]["MALFORMED"].GetInt64(), 2) << st.out;
+  EXPECT_EQ(doc["intake"]["last_command_id"].GetInt64(), 2) << st.out;
+  EXPECT_TRUE(doc["unavailable"].HasMember("redis")) << st.out;
+  EXPECT_FALSE(doc["service"]["running"].GetBool()) << st.out;  // listens on port 0: unknown
   StopMsgx(pid);
   EXPECT_EQ(pg_->Psql(own_url_.substr(own_url_.rfind('/') + 1),
                       "SELECT string_agg(kind || '/' || state || '/' || requested_by, ',' "
@@ -437,18 +445,12 @@ TEST_F(CrashTest, ASettingsChangeKeepsTheAuditExact) {
   ASSERT_TRUE(WaitCaughtUp(MailboxIds().size(), milliseconds(60'000)))
       << "see " << state_dir_ << "/msgx.log";
 
-  SpawnOptions so;
-  so.argv = {MSGX_BINARY, "status", "--json"};
-  so.extra_env = Env();
-  so.extra_env.push_back("MSGX_REDIS_URL=redis://127.0.0.1:1/0");
-  auto st = RunCommand(so);
-  ASSERT_TRUE(st.ok());
   rapidjson::Document doc;
-  doc.Parse(st->out.c_str());
-  ASSERT_FALSE(doc.HasParseError()) << st->out;
-  ASSERT_TRUE(doc.HasMember("settings")) << st->out;
-  EXPECT_GT(doc["settings"]["since_offset"].GetInt64(), 0) << st->out;
-  EXPECT_STREQ(doc["settings"]["ignore.rules"].GetString(), "[LDM-*,RSTA-*,EROR-*]") << st->out;
+  const CommandOutput st = RunStatus(&doc);
+  ASSERT_FALSE(doc.HasParseError()) << st.out;
+  ASSERT_TRUE(doc.HasMember("settings")) << st.out;
+  EXPECT_GT(doc["settings"]["since_offset"].GetInt64(), 0) << st.out;
+  EXPECT_STREQ(doc["settings"]["ignore.rules"].GetString(), "[LDM-*,RSTA-*,EROR-*]") << st.out;
   StopMsgx(pid);
 
   std::map<std::int64_t, Outcome> outcomes;
