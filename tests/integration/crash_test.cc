@@ -5,14 +5,16 @@
 //     nothing is quarantined, and `msgx refold --verify` passes;
 //   - a record that aborts the process twice is quarantined, and everything
 //     after it is applied.
-// MSGX_TEST_CRASH_LOOPS sets the number of kill -9s (default 6; the full run
-// documented in docs/crash-safety.md uses 20).
+// MSGX_TEST_CRASH_LOOPS sets the number of kill -9 cycles (default 6; the
+// long run documented in docs/crash-safety.md uses 1,000) and
+// MSGX_TEST_CRASH_SEED the seed of their moments and failpoints (printed).
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 #include <signal.h>
 
 #include <atomic>
 #include <chrono>
+#include <climits>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -101,7 +103,7 @@ class CrashTest : public ::testing::Test {
   // Inserts `n` rows in small transactions; one in every 7 transactions
   // rolls back (a permanent gap), and every 5th holds its ids open across
   // a later commit (out-of-order commits).
-  void Produce(int n, std::atomic<bool>* stop) {
+  void Produce(int n, std::atomic<bool>* stop, milliseconds pause = milliseconds(2)) {
     pqxx::connection a(pg_->Url("aodb"));
     pqxx::connection b(pg_->Url("aodb"));
     int txn = 0;
@@ -132,7 +134,7 @@ class CrashTest : public ::testing::Test {
         for (int k = 0; k < 3 && i < n; ++k) insert(w);
         w.commit();
       }
-      std::this_thread::sleep_for(milliseconds(2));
+      std::this_thread::sleep_for(pause);
     }
   }
 
@@ -228,19 +230,43 @@ int CrashTest::n_ = 0;
 TEST_F(CrashTest, KillNineWhileMessagesFlowLosesNothingDuplicatesNothing) {
   int loops = 6;
   if (const char* v = std::getenv("MSGX_TEST_CRASH_LOOPS")) loops = std::max(1, std::atoi(v));
+  std::uint32_t seed = 20261130;  // fixed by default: the same cycles every run
+  if (const char* v = std::getenv("MSGX_TEST_CRASH_SEED")) {
+    seed = static_cast<std::uint32_t>(std::strtoul(v, nullptr, 10));
+  }
+  std::printf("crash loop: %d cycles, MSGX_TEST_CRASH_SEED=%u\n", loops, seed);
   std::atomic<bool> stop{false};
-  std::thread producer([&] { Produce(3000, &stop); });
-  std::mt19937 rng(20261130);  // fixed: the same kill moments every run
-  std::uniform_int_distribution<int> wait_ms(150, 1200);
+  // A long run keeps rows flowing, slower, until its last cycle.
+  const bool long_run = loops > 50;
+  std::thread producer(
+      [&] { Produce(long_run ? INT_MAX : 3000, &stop, milliseconds(long_run ? 20 : 2)); });
+  std::mt19937 rng(seed);
+  // One cycle in four also arms a crash point: killed (SIGKILL, nothing
+  // recorded) at the N-th state commit or PostgreSQL commit, if it comes
+  // before the random kill.
+  static const char* const kPoints[] = {"fold.committed", "applier.committed"};
+  std::uniform_int_distribution<int> wait_ms(150, 1200), pick(0, 7), nth(1, 4);
+  int by_failpoint = 0;
   for (int i = 0; i < loops; ++i) {
-    pid_t pid = StartMsgx();
+    const int p = pick(rng);
+    const std::string fp =
+        p < 2 ? std::string(kPoints[p]) + ":#" + std::to_string(nth(rng)) + ":kill" : "";
+    pid_t pid = StartMsgx(fp);
     ASSERT_GT(pid, 0);
-    std::this_thread::sleep_for(milliseconds(wait_ms(rng)));
-    ASSERT_TRUE(ProcessAlive(pid)) << "msgx died by itself; see " << state_dir_ << "/msgx.log";
+    auto died = WaitForExit(pid, milliseconds(wait_ms(rng)));
+    if (died.ok()) {
+      ASSERT_FALSE(fp.empty()) << "msgx died by itself (" << died->code << "); see " << state_dir_
+                               << "/msgx.log";
+      ASSERT_EQ(died->code, -SIGKILL) << fp;
+      ++by_failpoint;
+      continue;
+    }
     ::kill(pid, SIGKILL);
     auto st = WaitForExit(pid, milliseconds(10'000));
     ASSERT_TRUE(st.ok());
   }
+  std::printf("crash loop: %d of %d cycles ended at a crash point\n", by_failpoint, loops);
+  stop = long_run;
   producer.join();
 
   const std::vector<std::int64_t> mailbox = MailboxIds();
