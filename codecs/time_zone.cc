@@ -51,7 +51,7 @@ std::int64_t DaysFromCivil(std::int64_t y, unsigned m, unsigned d) {
   return era * 146097 + static_cast<std::int64_t>(doe) - 719468;
 }
 
-Result<TimeZone> TimeZone::Load(std::string_view name, const std::string& zoneinfo_dir) {
+Result<std::string> TimeZone::ReadTzif(std::string_view name, const std::string& zoneinfo_dir) {
   if (name.empty() || name.front() == '/' || name.find("..") != std::string_view::npos) {
     return Status::Config("airport.timezone: \"" + std::string(name) + "\" is not a zone name");
   }
@@ -60,8 +60,13 @@ Result<TimeZone> TimeZone::Load(std::string_view name, const std::string& zonein
   if (!in) {
     return Status::Config("airport.timezone: \"" + std::string(name) + "\": cannot read " + path);
   }
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return FromTzif(name, bytes);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+Result<TimeZone> TimeZone::Load(std::string_view name, const std::string& zoneinfo_dir) {
+  auto bytes = ReadTzif(name, zoneinfo_dir);
+  if (!bytes.ok()) return bytes.status();
+  return FromTzif(name, *bytes);
 }
 
 Result<TimeZone> TimeZone::FromTzif(std::string_view name, std::string_view b) {

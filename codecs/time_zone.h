@@ -35,6 +35,10 @@ class TimeZone {
   // the file is missing, or it is not a valid TZif file.
   static Result<TimeZone> Load(std::string_view name,
                                const std::string& zoneinfo_dir = "/usr/share/zoneinfo");
+  // Only the bytes of `<zoneinfo_dir>/<name>`, with Load()'s checks of the
+  // name and the file (not of its contents): what a SETTINGS record keeps.
+  static Result<std::string> ReadTzif(std::string_view name,
+                                      const std::string& zoneinfo_dir = "/usr/share/zoneinfo");
   // Parses TZif bytes (versions 1-4). kConfig on a malformed file, a v2+
   // footer included ("bad TZif file (footer)": missing, not enclosed in
   // newlines, or not a TZ string that posix_tz.h accepts).

@@ -1,6 +1,5 @@
 #include "state/decision_settings.h"
 
-#include "base/subprocess.h"
 #include "codecs/time_zone.h"
 #include "state/digest.h"
 #include "state/flight.h"
@@ -46,14 +45,9 @@ DecisionSettings DecisionSettings::Values(const Config& c) {
 Result<DecisionSettings> DecisionSettings::FromConfig(const Config& c,
                                                       const std::string& zoneinfo_dir) {
   DecisionSettings s = Values(c);
-  // Load() checks the name and the file; the bytes are what the log keeps.
-  auto zone = TimeZone::Load(c.airport_timezone, zoneinfo_dir);
-  if (!zone.ok()) return zone.status();
-  auto bytes = ReadFileToString(zoneinfo_dir + "/" + c.airport_timezone);
-  if (!bytes.ok()) {
-    return Status::Config("airport.timezone: \"" + c.airport_timezone +
-                          "\": " + bytes.status().message());
-  }
+  auto bytes = TimeZone::ReadTzif(c.airport_timezone, zoneinfo_dir);
+  if (!bytes.ok()) return bytes.status();
+  if (auto zone = TimeZone::FromTzif(c.airport_timezone, *bytes); !zone.ok()) return zone.status();
   s.zone_tzif = std::move(*bytes);
   return s;
 }

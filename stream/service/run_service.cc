@@ -126,9 +126,15 @@ int RunService(const Config& config) {
   StopOnTerminationSignals(&stopper);
   Clock* clock = SystemClock::Default();
 
-  // The time zone and the decoder of POST /cminmsgs/send and the outputs
-  // need only the configuration; the fold's come from the log.
-  auto tz = TimeZone::Load(config.airport_timezone);
+  // The decision settings this configuration asks for (recorded in the log
+  // once it is open), and the zone and decoder of POST /cminmsgs/send and
+  // the outputs, from the same TZif bytes; the fold's come from the log.
+  auto settings = DecisionSettings::FromConfig(config);
+  if (!settings.ok()) {
+    lg->error("{}", settings.status().ToString());
+    return 2;
+  }
+  auto tz = TimeZone::FromTzif(settings->zone_name, settings->zone_tzif);
   if (!tz.ok()) {
     lg->error("{}", tz.status().ToString());
     return 2;
@@ -211,11 +217,6 @@ int RunService(const Config& config) {
   LogStore* log_store = log->get();
   // The log says which decision settings are in force before anything else
   // is folded (docs/fold.md#settings-in-the-log).
-  auto settings = DecisionSettings::FromConfig(config);
-  if (!settings.ok()) {
-    lg->error("{}", settings.status().ToString());
-    return 2;
-  }
   for (;;) {
     auto recorded = RecordSettings(*settings, log_store);
     if (recorded.ok()) break;
