@@ -205,4 +205,15 @@ Result<LogRecordData> ToLogRecordData(std::string_view bytes, MicrosSinceEpoch* 
   return d;
 }
 
+Result<SettingsArgs> ToSettingsArgs(std::uint64_t offset, std::string_view bytes) {
+  auto data = ToLogRecordData(bytes);
+  if (!data.ok()) return data.status();
+  const auto* args = data->command ? std::get_if<SettingsArgs>(&data->command->args) : nullptr;
+  if (args == nullptr) {
+    return Status::Internal("the record at offset " + std::to_string(offset) +
+                            " is not a SETTINGS record");
+  }
+  return *args;
+}
+
 }  // namespace msgx

@@ -90,4 +90,8 @@ Result<const fb::LogRecord*> DecodeLogRecord(std::string_view bytes);
 Result<LogRecordData> ToLogRecordData(std::string_view bytes,
                                       MicrosSinceEpoch* append_micros = nullptr);
 
+// The settings of the record `bytes` read at `offset` (a log's
+// last_settings_offset()); kInternal when it is not a SETTINGS record.
+Result<SettingsArgs> ToSettingsArgs(std::uint64_t offset, std::string_view bytes);
+
 }  // namespace msgx

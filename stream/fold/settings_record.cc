@@ -1,7 +1,5 @@
 #include "stream/fold/settings_record.h"
 
-#include <variant>
-
 #include "base/log.h"
 #include "state/log_record.h"
 
@@ -18,14 +16,9 @@ Result<RecordedSettings> RecordSettings(const DecisionSettings& wanted, LogStore
       return Status::Internal("the log's last SETTINGS record at offset " +
                               std::to_string(*last_offset) + " is missing");
     }
-    auto data = ToLogRecordData(one[0].bytes);
-    if (!data.ok()) return data.status();
-    const auto* args = data->command ? std::get_if<SettingsArgs>(&data->command->args) : nullptr;
-    if (args == nullptr) {
-      return Status::Internal("the record at offset " + std::to_string(*last_offset) +
-                              " is not a SETTINGS record");
-    }
-    last = args->settings;
+    auto args = ToSettingsArgs(*last_offset, one[0].bytes);
+    if (!args.ok()) return args.status();
+    last = std::move(args->settings);
   }
   if (last && *last == wanted) return RecordedSettings{*last_offset, false};
 

@@ -12,7 +12,6 @@
 #include <sstream>
 #include <string_view>
 #include <utility>
-#include <variant>
 
 #include "state/log_reader.h"
 #include "state/log_record.h"
@@ -84,12 +83,9 @@ void ReadSettings(const LogReader& log, Builder* b) {
     b->Missing("settings", st.ok() ? "the SETTINGS record is missing" : st.message());
     return;
   }
-  auto data = ToLogRecordData(one[0].bytes);
-  const auto* args =
-      data.ok() && data->command ? std::get_if<SettingsArgs>(&data->command->args) : nullptr;
-  if (args == nullptr) {
-    b->Missing("settings",
-               "the record at offset " + std::to_string(*offset) + " is not a SETTINGS record");
+  auto args = ToSettingsArgs(*offset, one[0].bytes);
+  if (!args.ok()) {
+    b->Missing("settings", args.status().message());
     return;
   }
   b->Set(s, "since_offset", static_cast<std::int64_t>(*offset));
