@@ -70,11 +70,10 @@ Status Fold::Open() {
   auto meta = store_->ReadMeta();
   if (!meta.ok()) return meta.status();
   applied_ = meta->applied_offset;
-  auto in_force = log_ ? log_->SettingsInForceAt(applied_ + 1) : std::nullopt;
-  auto active = in_force ? ActiveSettings::Make(std::move(in_force->settings), in_force->since,
-                                                options_.make_decoder, decoder_, options_.zone)
-                         : ActiveSettings::Make(options_.settings, -1, options_.make_decoder,
-                                                decoder_, options_.zone);
+  const auto in_force = log_ ? log_->SettingsInForceAt(applied_ + 1) : std::nullopt;
+  auto active = ActiveSettings::Make(in_force ? in_force->settings : options_.settings,
+                                     in_force ? in_force->since : -1, options_.make_decoder,
+                                     decoder_, options_.zone);
   if (!active.ok()) return active.status();
   active_ = std::move(*active);
   pending_.set_zone(&active_->zone());

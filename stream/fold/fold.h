@@ -148,9 +148,8 @@ class Fold {
   const std::string& digest() const { return committed_digest_; }
   std::int64_t generation() const { return committed_generation_; }
   const FoldCounters& counters() const { return counters_; }
-  // The decision settings in force and the offset of their SETTINGS record
-  // (-1: none in the log). REQUIRES: Open() succeeded.
-  const DecisionSettings& settings() const { return active_->values(); }
+  // The offset of the SETTINGS record in force (-1: none in the log) and its
+  // zone. REQUIRES: Open() succeeded.
   std::int64_t settings_since() const { return active_->since(); }
   const AirportZone& zone() const { return active_->zone(); }
   void set_observer(DecisionObserver o) { observer_ = std::move(o); }

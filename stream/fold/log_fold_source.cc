@@ -104,10 +104,4 @@ std::optional<LogSource::InForce> LogFoldSource::SettingsInForceAt(std::int64_t 
   return InForce{it->first, it->second.settings};
 }
 
-std::optional<LogSource::InForce> LogFoldSource::LastSettings() const {
-  if (settings_.empty()) return std::nullopt;
-  const auto& [offset, cmd] = *settings_.rbegin();
-  return InForce{offset, cmd.settings};
-}
-
 }  // namespace msgx

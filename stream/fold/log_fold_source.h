@@ -36,8 +36,6 @@ class LogFoldSource final : public LogSource {
   Status ReadBatch(std::uint64_t from, std::size_t max, std::vector<FoldInput>* out) const;
   // Scans the whole log for quarantine, exhaust and settings commands.
   Status BuildQuarantineIndex();
-  // The last SETTINGS record seen by BuildQuarantineIndex(), if any.
-  std::optional<InForce> LastSettings() const;
 
   Result<std::optional<FoldInput>> ReadAt(std::int64_t offset) const override;
   std::optional<std::string> QuarantineReason(std::int64_t offset) const override;
