@@ -883,6 +883,21 @@ httplib::Result GetSoon(int port, const std::string& path, milliseconds timeout)
   }
 }
 
+// /readyz of the process on `port`, asked every 100 ms (at most `tries`
+// times) until its body holds `needle`: the last answer's status and body
+// (0 and "" when none came).
+std::pair<int, std::string> ReadyzOnceItSays(int port, const std::string& needle, int tries) {
+  std::pair<int, std::string> last{0, ""};
+  for (int i = 0; i < tries; ++i) {
+    auto res = GetSoon(port, "/readyz", seconds(5));
+    if (!res) return last;
+    last = {res->status, res->body};
+    if (last.second.find(needle) != std::string::npos) break;
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+  return last;
+}
+
 // Health from the first second: a second process waiting for the state.dir
 // lock, and a process started while PostgreSQL is down, each answer
 // /healthz 200 at once and /readyz 503 with the reason, and stop cleanly.
@@ -897,16 +912,8 @@ TEST_F(PipelineTest, AWaitingProcessAnswersHealthAndSaysWhyItIsNotReady) {
   auto health = GetSoon(*standby_port, "/healthz", seconds(10));
   ASSERT_TRUE(health) << Log();
   EXPECT_EQ(health->status, 200);
-  int why_status = 0;
-  std::string why;
-  for (int i = 0; i < 100; ++i) {  // until it has tried the lock once
-    auto res = GetSoon(*standby_port, "/readyz", seconds(5));
-    ASSERT_TRUE(res);
-    why_status = res->status;
-    why = res->body;
-    if (why.find("state.dir lock") != std::string::npos) break;
-    std::this_thread::sleep_for(milliseconds(100));
-  }
+  // Until it has tried the lock once.
+  const auto [why_status, why] = ReadyzOnceItSays(*standby_port, "state.dir lock", 100);
   EXPECT_EQ(why_status, 503);
   EXPECT_NE(why.find("waiting for the state.dir lock"), std::string::npos) << why;
   ASSERT_EQ(::kill(standby, SIGTERM), 0);
@@ -925,16 +932,8 @@ TEST_F(PipelineTest, AWaitingProcessAnswersHealthAndSaysWhyItIsNotReady) {
   auto alive = GetSoon(*port, "/healthz", seconds(10));
   ASSERT_TRUE(alive) << Log();
   EXPECT_EQ(alive->status, 200);
-  int not_ready_status = 0;
-  std::string not_ready_body;
-  for (int i = 0; i < 50; ++i) {  // until the keeper has tried once
-    auto res = GetSoon(*port, "/readyz", seconds(5));
-    ASSERT_TRUE(res);
-    not_ready_status = res->status;
-    not_ready_body = res->body;
-    if (not_ready_body.find("unreachable") != std::string::npos) break;
-    std::this_thread::sleep_for(milliseconds(100));
-  }
+  // Until the keeper has tried once.
+  const auto [not_ready_status, not_ready_body] = ReadyzOnceItSays(*port, "unreachable", 50);
   EXPECT_EQ(not_ready_status, 503);
   EXPECT_NE(not_ready_body.find("not leading: PostgreSQL unreachable"), std::string::npos)
       << not_ready_body;
