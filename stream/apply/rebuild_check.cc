@@ -26,6 +26,14 @@ Result<RebuildCheck> RebuildCheck::Load(PgSession* pg, const std::string& pipeli
   return RebuildCheck(std::move(ends));
 }
 
+RebuildCheck RebuildCheck::Above(std::int64_t applied) const {
+  std::vector<PgBatchEnd> ends;
+  for (std::size_t i = next_; i < ends_.size(); ++i) {
+    if (ends_[i].last_offset > applied) ends.push_back(ends_[i]);
+  }
+  return RebuildCheck(std::move(ends));
+}
+
 std::vector<std::int64_t> RebuildCheck::cut_offsets() const {
   std::vector<std::int64_t> out;
   out.reserve(ends_.size());

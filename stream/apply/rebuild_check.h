@@ -46,6 +46,9 @@ class RebuildCheck {
 
   explicit RebuildCheck(std::vector<PgBatchEnd> ends) : ends_(std::move(ends)) {}
 
+  // The ends above `applied` only: those the fold can still cut at.
+  RebuildCheck Above(std::int64_t applied) const;
+
   bool pending() const { return next_ < ends_.size(); }
   std::int64_t pg_applied() const { return ends_.empty() ? -1 : ends_.back().last_offset; }
   std::vector<std::int64_t> cut_offsets() const;

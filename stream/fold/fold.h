@@ -145,6 +145,9 @@ class Fold {
   // caller waits (stream/fold/head_retry.h) and calls Process() again from
   // applied_offset() + 1, or appends an EXHAUST command for it first.
   const std::optional<HeldHead>& held() const { return held_; }
+  // Replaces options.cut_offsets (ascending): a rebuild check loaded after
+  // the Fold was made (stream/service/rebuild_gate.h).
+  void set_cut_offsets(std::vector<std::int64_t> cuts) { options_.cut_offsets = std::move(cuts); }
   const std::string& digest() const { return committed_digest_; }
   std::int64_t generation() const { return committed_generation_; }
   const FoldCounters& counters() const { return counters_; }

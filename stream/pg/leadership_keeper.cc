@@ -45,20 +45,13 @@ Result<bool> LeadershipKeeper::TryOnce(bool* said) {
   return false;
 }
 
-Status LeadershipKeeper::AcquireFirst() {
-  bool said = false;
-  while (!stopper_->stopped()) {
-    auto led = TryOnce(&said);
-    if (!led.ok()) return led.status();
-    if (*led) return Status::Ok();
-    stopper_->WaitFor(retry_);
-  }
-  return Status::Infra("stopped while waiting for leadership");
+Status LeadershipKeeper::TryFirst() {
+  auto led = TryOnce(&said_);
+  return led.ok() ? Status::Ok() : led.status();
 }
 
 Status LeadershipKeeper::Run() {
   auto lg = Logger("leadership");
-  bool said = false;
   while (stopper_->WaitFor(retry_)) {
     if (epoch() > 0) {
       Status alive = leadership_.CheckAlive();
@@ -70,7 +63,7 @@ Status LeadershipKeeper::Run() {
       }
       lg->warn("leadership lost ({}); the applier and dispatchers pause", alive.message());
     }
-    auto led = TryOnce(&said);
+    auto led = TryOnce(&said_);
     if (!led.ok()) return led.status();
   }
   leadership_.Release();

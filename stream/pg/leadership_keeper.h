@@ -1,20 +1,21 @@
 // LeadershipKeeper: holds the PostgreSQL half of the single-writer rule for
 // `msgx run` (docs/commit-protocol.md#single-writer), on its own thread.
 //
-//   - AcquireFirst() blocks until this process leads (it says once, at
-//     WARN, who holds the lock and keeps trying every `retry`), until the
-//     stopper stops (kInfra), or until the pipeline row belongs to
-//     another log (kConfig: a different log pointed at the same database
-//     must not write; the service stops).
-//   - Run() then checks the lock connection every `retry`. When it is lost
+//   - TryFirst() tries once, without waiting: OK whether or not this process
+//     leads afterwards (it says once, at WARN, why not), kConfig when the
+//     pipeline row belongs to another log (a different log pointed at the
+//     same database must not write; the service stops).
+//   - Run() then tries every `retry` while it does not lead, and checks the
+//     lock connection every `retry` while it does. When it is lost
 //     (PostgreSQL restarted or unreachable) epoch() drops to 0 at once, so
 //     the applier and the dispatchers pause; it re-acquires with a new epoch
 //     when it can. Another process may lead meanwhile: then this one waits,
 //     and its stale epoch can commit nothing (CheckEpoch).
 //
 // The fold and capture do not need this lock: they write only the state
-// directory, which the state.dir lock protects, so they keep going through a
-// PostgreSQL outage (docs/crash-safety.md#outages).
+// directory, which the state.dir lock protects, so they run while this
+// process does not lead, a PostgreSQL outage included
+// (docs/operations.md#standby, docs/crash-safety.md#outages).
 //
 // Thread-safety: epoch() and waiting() from any thread; the rest from one.
 #pragma once
@@ -35,7 +36,7 @@ class LeadershipKeeper {
   LeadershipKeeper(std::string url, std::string log_uuid, Stopper* stopper,
                    std::chrono::milliseconds retry = std::chrono::milliseconds(1000));
 
-  Status AcquireFirst();
+  Status TryFirst();
   // Until the stopper stops; returns kConfig if the pipeline row turns out
   // to belong to another log.
   Status Run();
@@ -52,6 +53,7 @@ class LeadershipKeeper {
   PgLeadership leadership_;
   Stopper* stopper_;
   std::chrono::milliseconds retry_;
+  bool said_ = false;  // the current reason not to lead was logged
   std::atomic<std::int64_t> epoch_{0};
   mutable std::mutex mu_;
   std::string waiting_;  // guarded by mu_

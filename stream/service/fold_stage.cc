@@ -42,6 +42,13 @@ StepOutcome FoldStage::Step() {
                                     "seed mode: head at offset " + std::to_string(*head));
     }
   }
+  if (d_.rebuild != nullptr) {
+    std::vector<std::int64_t> cuts;
+    if (Status g = d_.rebuild->BeforeStep(fold.applied_offset(), &cuts); !g.ok()) {
+      return StepOutcome::FromStatus(g);
+    }
+    if (!cuts.empty()) fold.set_cut_offsets(std::move(cuts));
+  }
   std::vector<FoldInput> batch;
   Status s = d_.source->ReadBatch(static_cast<std::uint64_t>(fold.applied_offset() + 1),
                                   d_.batch_max, &batch);
@@ -50,11 +57,12 @@ StepOutcome FoldStage::Step() {
   if (!s.ok()) return StepOutcome::FromStatus(s);
   if (const auto& held = fold.held()) return OnHeld(*held);
   if (fold.applied_offset() != applied_.load() && d_.folded) d_.folded();
-  if (d_.rebuild != nullptr && d_.rebuild->pending()) {
-    if (Status v = d_.rebuild->Verify(*d_.store, fold.applied_offset()); !v.ok()) {
-      return StepOutcome::Failed(v.ToString());
+  if (d_.rebuild != nullptr) {
+    bool caught_up = false;
+    if (Status v = d_.rebuild->AfterStep(*d_.store, fold.applied_offset(), &caught_up); !v.ok()) {
+      return StepOutcome::FromStatus(v);
     }
-    if (!d_.rebuild->pending()) {
+    if (caught_up) {
       Logger("fold")->info("rebuild caught up with PostgreSQL: {} batch digests match",
                            d_.rebuild->verified());
     }

@@ -4,8 +4,11 @@
 //   - seed mode (docs/fold.md#seed-mode): a head that failed again waits
 //     (kWaitUntil) by HeadRetry's rule; when it runs out, the step appends an
 //     EXHAUST command and the fold ends the message DEAD on its next step;
-//   - a rebuild (stream/apply/rebuild_check.h) compares the chained digest
-//     at PostgreSQL's batch ends: a difference is a bug (kFailed);
+//   - a rebuild (stream/service/rebuild_gate.h) is loaded before the step
+//     (until PostgreSQL answers, the fold stalls only when the state store
+//     may be a rebuild), cuts the batches where PostgreSQL's end, and
+//     compares the chained digest there after it: a difference is a bug
+//     (kFailed);
 //   - `folded` is called when the applied offset moved, so the mirror and
 //     the applier wake.
 // A full batch is kProgressed, a short one kIdle. kInfra (the state store or
@@ -25,10 +28,10 @@
 #include "base/metrics.h"
 #include "state/log_store.h"
 #include "state/state_store.h"
-#include "stream/apply/rebuild_check.h"
 #include "stream/fold/fold.h"
 #include "stream/fold/head_retry.h"
 #include "stream/fold/log_fold_source.h"
+#include "stream/service/rebuild_gate.h"
 #include "stream/service/stage.h"
 
 namespace msgx {
@@ -41,7 +44,7 @@ class FoldStage final : public Stage {
     LogStore* log = nullptr;
     StateStore* store = nullptr;
     HeadRetry* head_retry = nullptr;
-    RebuildCheck* rebuild = nullptr;  // null: no rebuild to check
+    RebuildGate* rebuild = nullptr;  // null: no rebuild to check (no PostgreSQL)
     std::size_t batch_max = 1000;
     std::function<void()> folded;
     // Each step reports the free space of this filesystem

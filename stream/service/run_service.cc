@@ -3,9 +3,7 @@
 #include <atomic>
 #include <filesystem>
 #include <mutex>
-#include <optional>
 
-#include "base/backoff.h"
 #include "base/file_lock.h"
 #include "base/log.h"
 #include "base/stopper.h"
@@ -14,7 +12,6 @@
 #include "state/digest.h"
 #include "state/log_store.h"
 #include "state/state_store.h"
-#include "stream/apply/rebuild_check.h"
 #include "stream/capture/capture.h"
 #include "stream/capture/command_intake.h"
 #include "stream/capture/mailbox_ingest.h"
@@ -31,6 +28,8 @@
 #include "stream/service/http_server.h"
 #include "stream/service/input_stages.h"
 #include "stream/service/output_stages.h"
+#include "stream/service/rebuild_fetcher.h"
+#include "stream/service/rebuild_gate.h"
 #include "stream/service/stage_runner.h"
 #include "stream/service/status_model.h"
 
@@ -43,7 +42,6 @@ constexpr const char* kCaptureStage = "capture";
 constexpr const char* kIntakeStage = "intake";
 constexpr const char* kFoldStage = "fold";
 constexpr Millis kStartRetry{500};
-constexpr Millis kStartRetryCap{30'000};
 
 // What HTTP reads from the first second on: the start-up phase until the
 // stages run, then the runner. The pointers are set only while what they
@@ -98,24 +96,6 @@ std::unique_ptr<FileLock> AcquireStateDirLock(const std::string& path, Stopper* 
     stopper->WaitFor(kStartRetry);
   }
   return nullptr;
-}
-
-// Reads PostgreSQL's fold_batch rows for the rebuild check, retrying an
-// outage by the one backoff rule. nullopt: stopped, or a bug (logged).
-std::optional<RebuildCheck> LoadRebuildCheck(const Config& config, std::int64_t applied,
-                                             Stopper* stopper) {
-  PgSession pg(config.postgres_url);
-  for (int attempt = 1; !stopper->stopped(); ++attempt) {
-    auto r = RebuildCheck::Load(&pg, "main", applied);
-    if (r.ok()) return std::move(*r);
-    if (r.status().error_class() != ErrorClass::kInfra) {
-      Logger("run")->error("reading fold_batch: {}", r.status().ToString());
-      return std::nullopt;
-    }
-    Logger("run")->warn("reading fold_batch: {} (retrying)", r.status().ToString());
-    stopper->WaitFor(BackoffDelay({kStartRetry}, kStartRetryCap, attempt));
-  }
-  return std::nullopt;
 }
 
 }  // namespace
@@ -236,41 +216,34 @@ int RunService(const Config& config) {
     lg->error("quarantine index: {}", s.ToString());
     return 1;
   }
-  // The PostgreSQL half of the single-writer rule, then what PostgreSQL
-  // already holds: a state store behind it is being rebuilt, and the fold
-  // cuts its batches where PostgreSQL's end, to compare digests there.
+  // The PostgreSQL half of the single-writer rule: one attempt now (a
+  // foreign log stops the service here), then the keeper's thread. Capture
+  // and the fold do not wait for it (docs/operations.md#standby); a rebuild
+  // waits for PostgreSQL's batch digests inside the fold stage
+  // (stream/service/rebuild_gate.h).
   std::unique_ptr<LeadershipKeeper> keeper;
   const ClearOnExit<LeadershipKeeper> keeper_view(&startup.keeper);
-  std::optional<RebuildCheck> rebuild;
+  std::atomic<RebuildFetcher*> fetcher_view{nullptr};  // set while the fetcher lives
+  RebuildGate::Options gate_options;
+  gate_options.marker_path = config.state_dir + "/rebuild-until";
   if (config.postgres_url.empty()) {
     lg->warn("postgres.url is not configured: outcomes and events stay in the state store");
   } else {
     keeper = std::make_unique<LeadershipKeeper>(config.postgres_url, (*log)->log_uuid(), &stopper);
     startup.keeper = keeper.get();
-    if (Status s = keeper->AcquireFirst(); !s.ok()) {
-      if (stopper.stopped()) return 0;
+    if (Status s = keeper->TryFirst(); !s.ok()) {
       lg->error("{}", s.ToString());
       return 2;
     }
-    auto meta = (*store)->ReadMeta();
-    if (!meta.ok()) {
-      lg->error("state store: {}", meta.status().ToString());
-      return 1;
-    }
-    startup.SetPhase("reading PostgreSQL's batch digests for the rebuild check");
-    rebuild = LoadRebuildCheck(config, meta->applied_offset, &stopper);
-    if (!rebuild) return stopper.stopped() ? 0 : 1;
-    startup.SetPhase("starting the stages");
-    if (rebuild->pending()) {
-      lg->warn(
-          "state store at offset {} is behind PostgreSQL at {}: rebuilding from the log, "
-          "checking the chained digest at {} batch ends",
-          meta->applied_offset, rebuild->pg_applied(), rebuild->cut_offsets().size());
-    }
+    gate_options.load = [&fetcher_view]() -> Result<RebuildCheck> {
+      RebuildFetcher* f = fetcher_view.load();
+      if (f == nullptr) return Status::Infra("PostgreSQL's fold_batch not read yet");
+      return f->Take();
+    };
   }
-  FoldOptions fold_options = FoldOptions::FromConfig(config, *settings);
-  if (rebuild) fold_options.cut_offsets = rebuild->cut_offsets();
-  Fold fold(store->get(), nullptr, &source, fold_options);
+  RebuildGate rebuild_gate(std::move(gate_options));
+  startup.SetPhase("starting the stages");
+  Fold fold(store->get(), nullptr, &source, FoldOptions::FromConfig(config, *settings));
   if (Status s = fold.Open(); !s.ok()) {
     lg->error("fold: {}", s.ToString());
     return s.error_class() == ErrorClass::kConfig ? 2 : 1;
@@ -302,6 +275,14 @@ int RunService(const Config& config) {
   ro.service = &stopper;
   if (keeper) ro.leading = [k = keeper.get()] { return k->epoch() > 0; };
   StageRunner runner(ro);
+  // After the runner, so it goes first: its thread wakes the fold.
+  std::unique_ptr<RebuildFetcher> fetcher;
+  const ClearOnExit<RebuildFetcher> fetcher_clear(&fetcher_view);
+  if (keeper) {
+    fetcher = std::make_unique<RebuildFetcher>(config.postgres_url, "main", fold.applied_offset(),
+                                               kStartRetry, [&] { runner.Wake(kFoldStage); });
+    fetcher_view = fetcher.get();
+  }
 
   std::unique_ptr<PgMailbox> mailbox;
   std::unique_ptr<Capture> capture;
@@ -337,7 +318,7 @@ int RunService(const Config& config) {
   fd.log = log_store;
   fd.store = store->get();
   fd.head_retry = &head_retry;
-  fd.rebuild = rebuild ? &*rebuild : nullptr;
+  fd.rebuild = keeper ? &rebuild_gate : nullptr;
   fd.batch_max = static_cast<std::size_t>(config.pipeline.batch_max);
   fd.state_dir = config.state_dir;
   fd.folded = [&] {
@@ -366,13 +347,15 @@ int RunService(const Config& config) {
            log_store->next_offset(), fold.applied_offset(), (*http)->port());
 
   // The leadership keeper, every stage on its thread, the fold on this one.
-  std::atomic<bool> keeper_failed{false};
+  // A foreign log found later (PostgreSQL was down at start-up) stops the
+  // service with the same exit status as at start-up.
+  std::atomic<int> keeper_exit{0};
   std::thread keeper_thread;
   if (keeper) {
     keeper_thread = std::thread([&] {
       if (Status s = keeper->Run(); !s.ok()) {
         lg->error("ALARM: leadership stopped: {}", s.ToString());
-        keeper_failed = true;
+        keeper_exit = s.error_class() == ErrorClass::kConfig ? 2 : 1;
         stopper.Stop();
       }
     });
@@ -389,7 +372,8 @@ int RunService(const Config& config) {
   http->reset();  // before the runner and the keeper it reads go away
   lg->info("msgx run stopped: applied offset {}, digest {}", fold_view->applied_offset(),
            ToHex(fold.digest()).substr(0, 16));
-  return runner.ExitStatus() == 0 && !keeper_failed ? 0 : 1;
+  if (keeper_exit != 0) return keeper_exit;
+  return runner.ExitStatus();
 }
 
 }  // namespace msgx

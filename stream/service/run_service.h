@@ -5,12 +5,15 @@
 //   1. the exclusive state.dir lock (a second `msgx run` on the same
 //      directory waits here and says who holds it);
 //   2. the log and state stores, the time zone and the decoder;
-//   3. PostgreSQL leadership (stream/pg/leadership_keeper.h): an advisory lock
-//      and a new epoch; a second process on the same databases waits here
-//      and says who leads; a pipeline row of another log stops start-up;
-//   4. the rebuild check: a state store behind PostgreSQL is rebuilt with
-//      batches cut at PostgreSQL's fold_batch ends, digests compared;
-//   5. crash poison and the crash guard's signal handlers;
+//   3. one attempt at PostgreSQL leadership (stream/pg/leadership_keeper.h):
+//      an advisory lock and a new epoch; a pipeline row of another log stops
+//      start-up; leading or not, start-up goes on (the keeper's thread keeps
+//      trying), since capture and the fold need no leadership
+//      (docs/operations.md#standby);
+//   4. crash poison and the crash guard's signal handlers;
+//   5. the rebuild check's reader (stream/service/rebuild_fetcher.h): a state
+//      store behind PostgreSQL is rebuilt with batches cut at PostgreSQL's
+//      fold_batch ends, digests compared (stream/service/rebuild_gate.h);
 //   6. the stages, all handed to one StageRunner
 //      (stream/service/stage_runner.h): capture and intake
 //      (stream/service/input_stages.h), the fold (stream/service/fold_stage.h,
@@ -21,7 +24,7 @@
 // corrupt log, a gap, SQLSTATE 22/23, a digest mismatch) stops alone, logs
 // an ALARM and turns /readyz 503; the rest go on until SIGTERM. Returns 0
 // when no stage failed, 1 when one did (or leadership failed), 2 on a
-// configuration error at start-up.
+// configuration error (a foreign log included, even when found later).
 #pragma once
 
 #include "base/config.h"

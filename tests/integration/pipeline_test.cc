@@ -943,6 +943,54 @@ TEST_F(PipelineTest, AWaitingProcessAnswersHealthAndSaysWhyItIsNotReady) {
   EXPECT_EQ(lonely_exit->code, 0);
 }
 
+// A process that holds the state.dir lock but cannot lead (its PostgreSQL
+// unreachable) still captures and folds (docs/operations.md#standby); with
+// its state store lost it cannot tell a rebuild from a first start, so the
+// fold waits for PostgreSQL's batch digests and says so. Once PostgreSQL
+// answers, everything is applied and the rebuild is checked by digest.
+TEST_F(PipelineTest, AProcessThatDoesNotLeadStillCapturesAndFolds) {
+  const std::int64_t corpus = LoadMailbox(0);
+  const pid_t leader = StartMsgx();
+  ASSERT_TRUE(WaitSettled(corpus, seconds(120))) << Log();
+  StopMsgx(leader);
+  const std::int64_t folded_before = FoldedOffset();
+  ASSERT_GE(folded_before, corpus - 1);
+
+  auto closed = FreeLoopbackPort();
+  auto port = FreeLoopbackPort();
+  ASSERT_TRUE(closed.ok() && port.ok());
+  const std::vector<std::string> unreachable = {
+      "MSGX_HTTP_LISTEN=127.0.0.1:" + std::to_string(*port),
+      "MSGX_POSTGRES_URL=postgresql://127.0.0.1:" + std::to_string(*closed) + "/nowhere"};
+  pid_t standby = StartMsgx(unreachable);
+  AddGenerated(300, 750'000);
+  const std::int64_t rows = MailboxRows();
+  const auto deadline = std::chrono::steady_clock::now() + seconds(60);
+  while (FoldedOffset() < folded_before + 300 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(200));
+  }
+  EXPECT_EQ(FoldedOffset(), folded_before + 300) << Log();
+  const auto [status, body] = ReadyzOnceItSays(*port, "not leading", 50);
+  EXPECT_EQ(status, 503);
+  StopMsgx(standby);
+  EXPECT_EQ(OwnCount("SELECT count(*) FROM proc_state"), corpus) << "nothing reached PostgreSQL";
+
+  std::filesystem::remove_all(state_dir_ + "/state");
+  standby = StartMsgx(unreachable);
+  const auto [wait_status, wait_body] = ReadyzOnceItSays(*port, "nothing folded yet", 100);
+  EXPECT_EQ(wait_status, 503);
+  EXPECT_NE(wait_body.find("fold"), std::string::npos) << wait_body;
+  EXPECT_NE(wait_body.find("nothing folded yet"), std::string::npos) << wait_body;
+  EXPECT_EQ(FoldedOffset(), -1);
+  StopMsgx(standby);
+
+  const pid_t pid = StartMsgx({"MSGX_LOG_LEVEL=info"});
+  ASSERT_TRUE(WaitSettled(rows, seconds(120))) << Log();
+  StopMsgx(pid);
+  ExpectConsistent(rows);
+  EXPECT_NE(Log().find("batch digests match"), std::string::npos) << Log();
+}
+
 // Hostile rows in the mailbox, each followed by normal traffic: every one
 // ends terminal with a class, none stalls the rows behind it, and the
 // values the fold writes fit their columns (docs/schema.md#bounded-values).
