@@ -47,7 +47,8 @@ void RebuildFetcher::Loop(std::string url, const std::string& pipeline,
 Result<RebuildCheck> RebuildFetcher::Take() {
   const std::lock_guard<std::mutex> lock(mu_);
   if (result_) return *result_;
-  return Status::Infra("PostgreSQL's fold_batch not read yet: " + last_error_);
+  return Status::Infra("PostgreSQL's fold_batch not read yet" +
+                       (last_error_.empty() ? std::string() : ": " + last_error_));
 }
 
 }  // namespace msgx

@@ -43,7 +43,7 @@ class RebuildFetcher {
   Stopper stop_;
   std::mutex mu_;
   std::optional<Result<RebuildCheck>> result_;  // guarded by mu_
-  std::string last_error_ = "not read yet";     // guarded by mu_
+  std::string last_error_;                      // guarded by mu_
   std::thread thread_;
 };
 
