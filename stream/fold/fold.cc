@@ -174,6 +174,12 @@ void Fold::RecordMessage(std::int64_t offset, int sub, MessageResult& m, MicrosS
                          std::string* canon) {
   Outcome& o = m.outcome;
   o.last_error = BoundUtf8(std::move(o.last_error), kMaxLastError);
+  // A replayable DEAD outcome keeps the identity it was decided with (never
+  // bound), so that its replay binds that key, whatever the tracker says by
+  // then (docs/fold.md#identity).
+  if (o.state == OutcomeState::kDead && Replayable(o.error_class) && o.identity_key.empty()) {
+    o.identity_key = m.identity_key;
+  }
   switch (o.state) {
     case OutcomeState::kSucceeded:
       ++counters_.succeeded;
@@ -251,7 +257,7 @@ Status Fold::FoldOne(const FoldInput& r, std::string* canon) {
         },
         *r.command);
   } else {
-    auto m = DecideMessage(r, r.offset, r.append_micros);
+    auto m = DecideMessage(r, r.offset, r.append_micros, nullptr);
     if (!m.ok()) return m.status();
     if (active_->values().retry_deterministic && m->outcome.state == OutcomeState::kDead) {
       // Seed mode (docs/fold.md#seed-mode): hold the head, unless its retries
@@ -272,7 +278,8 @@ Status Fold::FoldOne(const FoldInput& r, std::string* canon) {
 }
 
 Result<Fold::MessageResult> Fold::DecideMessage(const FoldInput& message,
-                                                std::int64_t decide_offset, MicrosSinceEpoch now) {
+                                                std::int64_t decide_offset, MicrosSinceEpoch now,
+                                                const Outcome* first) {
   const std::string_view raw = message.raw;
   const std::int64_t mailbox_id = message.mailbox_id;
   MessageResult m;
@@ -308,22 +315,34 @@ Result<Fold::MessageResult> Fold::DecideMessage(const FoldInput& message,
     o.last_error = "ignored:" + *rule;
     return m;
   }
+
+  // The identity this message is decided with (docs/fold.md#identity). A
+  // first decision takes its epoch from the sender's tracker; a replay keeps
+  // the key of its first decision and never moves the tracker.
+  std::optional<SenderSeqn> tracker_update;
+  if (first && !first->identity_key.empty()) {
+    m.identity_key = first->identity_key;
+  } else {
+    std::int32_t epoch = 0;
+    if (meta->seqn_number) {
+      auto tracker = overlay_.GetSender(meta->sndr);
+      if (!tracker.ok()) return tracker.status();
+      EpochStep step = NextEpoch(*tracker, *meta->seqn_number);
+      epoch = step.epoch;
+      if (!first) tracker_update = step.update;
+    }
+    m.identity_key = EpochIdentityKey(*meta, active_->values().include_day_boundary, epoch);
+  }
+
   auto msg = active_->decoder().DecodeBody(raw, std::move(pending));
   if (!msg.ok()) {
     dead(msg.status());
     return m;
   }
 
-  // Identity, only after a full decode.
-  std::int32_t epoch = 0;
-  if (msg->meta.seqn_number) {
-    auto tracker = overlay_.GetSender(msg->meta.sndr);
-    if (!tracker.ok()) return tracker.status();
-    EpochStep step = NextEpoch(*tracker, *msg->meta.seqn_number);
-    epoch = step.epoch;
-    if (step.update) overlay_.PutSender(msg->meta.sndr, *step.update);
-  }
-  o.identity_key = EpochIdentityKey(msg->meta, active_->values().include_day_boundary, epoch);
+  // Identity binds only after a full decode; only then does the tracker move.
+  if (tracker_update) overlay_.PutSender(meta->sndr, *tracker_update);
+  o.identity_key = m.identity_key;
   auto binding = overlay_.GetBinding(o.identity_key);
   if (!binding.ok()) return binding.status();
   const std::string body_hash = BodyHash(raw);
@@ -397,7 +416,7 @@ Status Fold::Replay(const FoldInput& cmd, const ReplayCommand& replay, std::stri
       continue;
     }
     rec->mailbox_id = id;
-    auto m = DecideMessage(*rec, cmd.offset, cmd.append_micros);
+    auto m = DecideMessage(*rec, cmd.offset, cmd.append_micros, &**prev);
     if (!m.ok()) return m.status();
     m->outcome.prev_error = (*prev)->error_class + ": " + (*prev)->last_error;
     RecordMessage(cmd.offset, sub, *m, cmd.append_micros, canon);

@@ -13,9 +13,10 @@
 //            → Decide() against the overlay; UNSUPPORTED from a handler ⇒
 //              DEAD; otherwise bind the identity and apply the Decision
 //   replay   → each listed DEAD mailbox id of a replayable class is decided
-//              again at the command's offset with the command's time;
-//              attempts reset, the old error kept in prev_error; others are
-//              refused silently (logged)
+//              again at the command's offset with the command's time, with
+//              the identity key of its first decision and without moving
+//              the sender's SEQN tracker; attempts reset, the old error kept
+//              in prev_error; others are refused silently (logged)
 //   quarantine → nothing at its own offset (the index is consulted at the
 //              quarantined offset)
 //   history sweep / identity expiry → the pending batch is committed first,
@@ -64,7 +65,9 @@ namespace msgx {
 
 // Bumped whenever handler semantics change (docs/fold.md#determinism).
 // 2: keys and texts bounded to their columns (docs/schema.md#bounded-values).
-inline constexpr std::int64_t kFoldVersion = 2;
+// 3: a replay keeps its first identity and never moves the SEQN tracker; a
+//    replayable DEAD outcome records that identity (docs/fold.md#identity).
+inline constexpr std::int64_t kFoldVersion = 3;
 
 struct FoldOptions {
   int batch_max = 1000;
@@ -163,10 +166,16 @@ class Fold {
     Decision decision;
     EventSource source;
     MessageTimes times;
+    // The identity the message was decided with, once its META decoded
+    // (outcome.identity_key holds it only where it was bound or checked).
+    std::string identity_key;
   };
   Status FoldOne(const FoldInput& r, std::string* canon);
+  // `first`: for a replay, the outcome of the message's earlier decision
+  // (its identity key is kept and the SEQN tracker is not moved); nullptr
+  // for a message decided at its own offset.
   Result<MessageResult> DecideMessage(const FoldInput& message, std::int64_t decide_offset,
-                                      MicrosSinceEpoch now);
+                                      MicrosSinceEpoch now, const Outcome* first);
   Status Replay(const FoldInput& cmd, const ReplayCommand& replay, std::string* canon);
   Status Sweep(const FoldInput& cmd, const HistorySweepCommand& sweep, std::string* canon);
   Status Expire(const FoldInput& cmd, const IdentityExpiryCommand& expiry, std::string* canon);

@@ -171,6 +171,56 @@ TEST_F(FoldTest, DeadClassesAndReplay) {
   EXPECT_EQ(f.counters().replays_refused, 2);
 }
 
+// A replay keeps the identity its message was first decided with and never
+// moves the SEQN tracker (docs/fold.md#identity): replayed after the
+// sender's SEQN wrapped, it binds its epoch-0 key, and the genuine message
+// of the new epoch with the same SEQN is applied, not taken for its copy.
+TEST_F(FoldTest, ReplayAcrossASeqnWrapKeepsItsFirstIdentity) {
+  decoder_.unsupported = {"NEWS"};
+  log_.AddMessage(1, kT0, Schedule("999980", "F1"));
+  log_.AddMessage(2, kT0, Raw("AODB", "999990", "FLOP", "NEWS", "F1=S7"));  // DEAD
+  log_.AddMessage(3, kT0, Raw("AODB", "5", "FLOP", "STND", "F1=S1"));       // the wrap
+  log_.AddMessage(4, kT0, Raw("AODB", "400000", "FLOP", "STND", "F1=S2"));
+  log_.AddMessage(5, kT0, Raw("AODB", "800000", "FLOP", "STND", "F1=S3"));
+  FoldAll();
+  EXPECT_EQ(OutcomeOf(2).error_class, "UNSUPPORTED");
+  EXPECT_EQ(OutcomeOf(2).identity_key, "AODB|FLOP|NEWS|999990");  // kept, not bound
+  EXPECT_EQ(OutcomeOf(5).identity_key, "AODB|FLOP|STND|800000#e1");
+
+  decoder_.unsupported.clear();
+  log_.AddCommand(kT0 + 1, ReplayCommand{{2}});
+  FoldAll();
+  EXPECT_EQ(OutcomeOf(2).state, OutcomeState::kSucceeded);
+  EXPECT_EQ(OutcomeOf(2).identity_key, "AODB|FLOP|NEWS|999990");
+  EXPECT_EQ(*store_->GetSender("AODB"), (SenderSeqn{800000, 1}));  // not moved
+
+  log_.AddMessage(6, kT0 + 2, Raw("AODB", "999990", "FLOP", "NEWS", "F1=S8"));  // epoch 1
+  FoldAll();
+  EXPECT_EQ(OutcomeOf(6).state, OutcomeState::kSucceeded) << OutcomeOf(6).last_error;
+  EXPECT_EQ(OutcomeOf(6).identity_key, "AODB|FLOP|NEWS|999990#e1");
+  EXPECT_EQ((*store_->GetFlight("F1"))->data.Get("NEWS"), Value::Text("S8"));
+}
+
+// A message whose first decision kept no identity (quarantined before it
+// was decoded) takes its epoch from the tracker when replayed, and still
+// leaves the tracker where it is: a later SEQN is judged against the
+// sender's genuine messages only.
+TEST_F(FoldTest, ReplayWithoutAFirstIdentityDoesNotMoveTheTracker) {
+  log_.AddMessage(1, kT0, Schedule("1", "F1"));
+  log_.AddMessage(2, kT0, Raw("AODB", "900000", "FLOP", "STND", "F1=S1"));
+  log_.AddMessage(3, kT0, Raw("AODB", "300000", "FLOP", "STND", "F1=S2"));
+  log_.AddCommand(kT0, QuarantineCommand{1, "crashed twice"});
+  log_.quarantine[1] = "crashed twice";
+  log_.AddCommand(kT0 + 1, ReplayCommand{{2}});
+  log_.AddMessage(4, kT0 + 2, Raw("AODB", "300001", "FLOP", "STND", "F1=S3"));
+  FoldAll();
+  EXPECT_EQ(OutcomeOf(2).state, OutcomeState::kSucceeded);
+  EXPECT_EQ(OutcomeOf(2).prev_error, "CODEC_ERROR: quarantined:crashed twice");
+  EXPECT_EQ(OutcomeOf(2).identity_key, "AODB|FLOP|STND|900000");
+  EXPECT_EQ(OutcomeOf(4).identity_key, "AODB|FLOP|STND|300001");  // no spurious wrap
+  EXPECT_EQ(*store_->GetSender("AODB"), (SenderSeqn{300001, 0}));
+}
+
 TEST_F(FoldTest, QuarantinedRecordIsDeadWithReason) {
   log_.AddMessage(1, kT0, Schedule("1", "F1"));
   log_.AddMessage(2, kT0, Raw("AODB", "2", "FLOP", "STND", "F1=S1"));
