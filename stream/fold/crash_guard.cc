@@ -15,6 +15,11 @@ namespace msgx {
 namespace {
 
 std::atomic<std::int64_t> g_current{-1};
+// The thread that armed g_current (the fold's): only a death on it is the
+// record's fault. A pid_t is lock-free, so the handler may read it.
+std::atomic<pid_t> g_fold_thread{0};
+static_assert(std::atomic<pid_t>::is_always_lock_free);
+static_assert(std::atomic<std::int64_t>::is_always_lock_free);
 std::array<char, 4096> g_path{};  // written before handlers are installed
 
 constexpr std::array<int, 5> kSignals{SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
@@ -32,8 +37,12 @@ size_t FormatInt(std::int64_t v, char* buf) {
 }
 
 void OnFatalSignal(int sig) {
-  const std::int64_t offset = g_current.load(std::memory_order_relaxed);
-  if (offset >= 0 && g_path[0] != '\0') {
+  // A fatal signal is handled on the thread that caused it (a fault, or
+  // raise/abort, which signal the calling thread). gettid() is a system call
+  // and async-signal-safe.
+  const std::int64_t offset = g_current.load(std::memory_order_acquire);
+  const bool on_fold_thread = g_fold_thread.load(std::memory_order_relaxed) == ::gettid();
+  if (offset >= 0 && on_fold_thread && g_path[0] != '\0') {
     int fd = ::open(g_path.data(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd >= 0) {
       char line[64];
@@ -75,10 +84,11 @@ Status CrashGuard::Install(const std::string& deaths_path) {
 }
 
 void CrashGuard::SetCurrent(std::int64_t offset) {
-  g_current.store(offset, std::memory_order_relaxed);
+  g_fold_thread.store(::gettid(), std::memory_order_relaxed);
+  g_current.store(offset, std::memory_order_release);
 }
 
-void CrashGuard::ClearCurrent() { g_current.store(-1, std::memory_order_relaxed); }
+void CrashGuard::ClearCurrent() { g_current.store(-1, std::memory_order_release); }
 
 Result<std::map<std::int64_t, RecordedDeaths>> CrashGuard::ReadDeaths(
     const std::string& deaths_path) {

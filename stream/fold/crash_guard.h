@@ -8,6 +8,13 @@
 // recorded when no record is being folded, or for SIGKILL/OOM/power loss,
 // which therefore never quarantine anything.
 //
+// Only a death on the fold's own thread counts: SetCurrent records the
+// calling thread's id with the offset, and the handler, which runs on the
+// thread that faulted or called abort/raise, records the death only when
+// that is the thread which armed the guard. An abort in the mirror, the
+// applier, the HTTP server or a librdkafka thread while the fold decides a
+// slow record is not that record's fault and is not counted.
+//
 // On restart the owner reads the file (ReadDeaths), quarantines every offset
 // that died twice or more (a log command, written by the fold's owner), and
 // then calls Prune with the applied offset so that the file stays small.
@@ -35,7 +42,8 @@ class CrashGuard {
   // REQUIRES: called at most once per process (later calls replace the path).
   static Status Install(const std::string& deaths_path);
 
-  // The fold is now deciding the record at `offset`.
+  // The fold is now deciding the record at `offset`, on the calling thread
+  // (the only thread whose death counts until the next SetCurrent).
   static void SetCurrent(std::int64_t offset);
   // The fold is between records (a death now is not the record's fault).
   static void ClearCurrent();

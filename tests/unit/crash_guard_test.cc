@@ -5,8 +5,10 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "base/failpoint.h"
 
@@ -32,6 +34,23 @@ class CrashGuardTest : public ::testing::Test {
       if (!CrashGuard::Install(path_).ok()) _exit(3);
       if (offset >= 0) CrashGuard::SetCurrent(offset);
       ::raise(sig);
+      _exit(4);  // not reached
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return status;
+  }
+
+  // Like DieInChild, but `offset` is armed on the child's main thread (the
+  // fold's) and another thread aborts, as a mirror, applier or librdkafka
+  // thread would while the fold decides a slow record.
+  int AbortOnAnotherThreadInChild(std::int64_t offset) {
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      if (!CrashGuard::Install(path_).ok()) _exit(3);
+      CrashGuard::SetCurrent(offset);
+      std::thread other([] { std::abort(); });
+      other.join();
       _exit(4);  // not reached
     }
     int status = 0;
@@ -65,6 +84,22 @@ TEST_F(CrashGuardTest, KillNineAndDeathsOutsideARecordAreNotRecorded) {
   auto deaths = CrashGuard::ReadDeaths(path_);
   ASSERT_TRUE(deaths.ok());
   EXPECT_TRUE(deaths->empty());
+}
+
+TEST_F(CrashGuardTest, OnlyADeathOnTheFoldThreadCounts) {
+  int status = AbortOnAnotherThreadInChild(7);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  EXPECT_EQ(WTERMSIG(status), SIGABRT);  // the process still dies
+  auto deaths = CrashGuard::ReadDeaths(path_);
+  ASSERT_TRUE(deaths.ok());
+  EXPECT_TRUE(deaths->empty());
+
+  status = DieInChild(7, SIGABRT);  // on the thread that armed the guard
+  ASSERT_TRUE(WIFSIGNALED(status));
+  deaths = CrashGuard::ReadDeaths(path_);
+  ASSERT_TRUE(deaths.ok());
+  ASSERT_EQ(deaths->size(), 1u);
+  EXPECT_EQ(deaths->at(7).count, 1);
 }
 
 TEST_F(CrashGuardTest, PruneDropsAppliedOffsetsAndTornLinesAreIgnored) {
