@@ -11,11 +11,16 @@
 //
 // kind and args_json:
 //   REPLAY_MSG       {"mailbox_ids": [id, …]}      (non-empty; REPLAY too)
-//   QUARANTINE       {"offset": N, "reason": "…"}
 //   HISTORY_SWEEP    {"cutoff_micros": N}
 //   IDENTITY_EXPIRY  {"before_micros": N}
 // An appended row becomes APPENDED with log_offset and appended_at. A row
 // whose args do not parse is not appended; it becomes REJECTED with error.
+//
+// QUARANTINE rows are taken only to be refused: never appended, REJECTED
+// with an error that says why. A quarantine is a log command only the
+// crash-poison step appends, at start-up and for an offset above the
+// applied one (stream/fold/crash_poison.h); one naming an offset already
+// folded would change how a re-fold decides it (docs/decisions.md).
 //
 // Crash safety: the log store indexes each appended command by its id in
 // the same WriteBatch as the record (LogStore::AppendCommands). A row found
@@ -66,12 +71,14 @@ class CommandIntake {
   std::unique_ptr<pqxx::connection> conn_;
 };
 
-// The kinds intake appends to the log (the IN list of its SELECT).
+// The kinds intake takes from msgx_command (the IN list of its SELECT): the
+// log commands it appends, and QUARANTINE, which it takes only to refuse.
 inline constexpr const char* kLogCommandKinds[] = {"REPLAY_MSG", "REPLAY", "QUARANTINE",
                                                    "HISTORY_SWEEP", "IDENTITY_EXPIRY"};
 
 // Parses one msgx_command row's kind and args_json into command arguments;
-// kMalformed naming what is wrong.
+// kMalformed naming what is wrong, kUnsupported for QUARANTINE (refused
+// whatever its args).
 Result<CommandArgs> ParseCommandArgs(const std::string& kind, const std::string& args_json);
 
 }  // namespace msgx

@@ -316,7 +316,7 @@ TEST_F(CaptureIntegrationTest, CommandIntakeAppendsInOrderAndNeverTwice) {
   server_->Psql(own,
                 "INSERT INTO msgx_command (kind, args_json, requested_by) VALUES "
                 "('REPLAY_MSG', '{\"mailbox_ids\": [7, 8]}', 'alice'),"
-                "('QUARANTINE', '{\"offset\": 3}', 'bob'),"           // no reason: rejected
+                "('REPLAY_MSG', '{\"mailbox_ids\": []}', 'bob'),"     // empty: rejected
                 "('REPLAY_EVENT', '{\"event_ids\": [1]}', 'carol'),"  // not a log command
                 "('IDENTITY_EXPIRY', '{\"before_micros\": 42}', 'msgx:jobs')");
   Committed();
@@ -367,6 +367,47 @@ TEST_F(CaptureIntegrationTest, CommandIntakeAppendsInOrderAndNeverTwice) {
   EXPECT_EQ(out->appended, 1);
   EXPECT_EQ(log_->next_offset(), 4u);
   EXPECT_EQ(log_->last_command_id(), 5);
+}
+
+// Quarantine comes only from crash poison at start-up
+// (docs/crash-safety.md#crash-poison): an operator's QUARANTINE row, however
+// well-formed and even for an offset not yet folded, is REJECTED with an
+// error that says so and never reaches the log; the row after it is
+// appended as usual.
+TEST_F(CaptureIntegrationTest, CommandIntakeRefusesQuarantine) {
+  const std::string own = OwnDatabase("own_" + db_.substr(3, 40));
+  server_->Psql(own,
+                "INSERT INTO msgx_command (kind, args_json, requested_by) VALUES "
+                "('QUARANTINE', '{\"offset\": 5, \"reason\": \"looks odd\"}', 'bob'),"
+                "('REPLAY_MSG', '{\"mailbox_ids\": [7]}', 'alice')");
+  CommandIntake intake(server_->Url(own), log_.get());
+  auto out = intake.Poll();
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->appended, 1);
+  EXPECT_EQ(out->rejected, 1);
+  EXPECT_EQ(log_->next_offset(), 1u);
+  EXPECT_EQ(server_->Psql(own,
+                          "SELECT command_id, state, log_offset FROM msgx_command "
+                          "ORDER BY command_id"),
+            "1|REJECTED|\n2|APPENDED|0\n");
+  const std::string error =
+      server_->Psql(own, "SELECT error FROM msgx_command WHERE command_id = 1");
+  EXPECT_NE(error.find("QUARANTINE is not an operator command"), std::string::npos) << error;
+  auto quarantine_offset = log_->CommandOffset(1);
+  ASSERT_TRUE(quarantine_offset.ok());
+  EXPECT_FALSE(quarantine_offset->has_value());
+
+  std::vector<LogEntry> e;
+  ASSERT_TRUE(log_->Read(0, 10, &e).ok());
+  ASSERT_EQ(e.size(), 1u);
+  auto replay = ToLogRecordData(e[0].bytes);
+  ASSERT_TRUE(replay.ok());
+  EXPECT_EQ(replay->command->command_id, 2);
+
+  out = intake.Poll();  // refused once, for good
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->appended + out->rejected + out->recovered, 0);
+  EXPECT_EQ(log_->next_offset(), 1u);
 }
 
 TEST_F(CaptureIntegrationTest, CommandIntakeFailingBetweenAppendAndMarkAppendsOnce) {
