@@ -59,13 +59,20 @@ Status RebuildCheck::Verify(const StateStore& store, std::int64_t applied) {
       ++verified_;
       continue;
     }
+    if (diverged_at_ >= 0) continue;  // carried on from an older version's difference
     const std::string msg = "rebuild: chained digest differs at offset " +
                             std::to_string(e.last_offset) + ": PostgreSQL fold_batch has " +
                             e.digest_hex + " (fold version " + std::to_string(e.fold_version) +
                             "), the rebuilt state has " + mine + " (fold version " +
                             std::to_string(kFoldVersion) + ")";
     if (e.fold_version != kFoldVersion) {
-      Logger("rebuild")->warn("{} — a different fold version decided it", msg);
+      // The digest is chained: every later end differs too, so none can be
+      // compared any more (docs/commit-protocol.md#recovery).
+      Logger("rebuild")->warn(
+          "{} — a different fold version decided it; the digests of later batch ends cannot "
+          "be compared",
+          msg);
+      diverged_at_ = e.last_offset;
       continue;
     }
     return Status::Internal(msg);

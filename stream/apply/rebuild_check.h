@@ -13,7 +13,9 @@
 //     the state store with PostgreSQL's. A mismatch within the same fold
 //     version is kInternal (a determinism bug or a different log): the
 //     service stops with both digests in the message. A different fold
-//     version is logged at WARN (an upgrade changed decisions).
+//     version is logged at WARN (an upgrade changed decisions); since the
+//     digest is chained, every later end then differs as well, so from
+//     there on nothing is compared (diverged_at()).
 // The applier itself never re-inserts those ranges: it starts at
 // pipeline.applied_offset + 1.
 //
@@ -55,11 +57,14 @@ class RebuildCheck {
   // Checks every end at or below `applied` not checked yet.
   Status Verify(const StateStore& store, std::int64_t applied);
   int verified() const { return verified_; }
+  // The end where an older fold version's decisions first differed; -1: none.
+  std::int64_t diverged_at() const { return diverged_at_; }
 
  private:
   std::vector<PgBatchEnd> ends_;
   std::size_t next_ = 0;
   int verified_ = 0;
+  std::int64_t diverged_at_ = -1;
 };
 
 }  // namespace msgx

@@ -7,6 +7,7 @@
 
 #include "base/log.h"
 #include "state/digest.h"
+#include "stream/apply/rebuild_check.h"
 #include "tests/unit/fold_fakes.h"
 
 namespace msgx {
@@ -265,6 +266,36 @@ TEST_F(FoldTest, GapIsAnError) {
   in[0].offset = 5;
   in[0].raw = "x";
   EXPECT_EQ(f->Process(in).error_class(), ErrorClass::kInternal);
+}
+
+// RebuildCheck::Verify (stream/apply/rebuild_check.h) over a real fold's
+// batch ends: a match counts, an older fold version's difference only
+// warns and ends the comparison (the digest is chained, so every later end
+// differs too), and a difference within this version is a bug.
+TEST_F(FoldTest, ARebuildStopsComparingAfterAnOlderVersionDiffers) {
+  options_.batch_max = 2;
+  for (int i = 1; i <= 6; ++i) {
+    log_.AddMessage(i, kT0, Raw("AODB", std::to_string(i), "FLOP", "STND", "NOPE=S1"));
+  }
+  FoldAll();
+  auto ends = store_->BatchEnds();
+  ASSERT_TRUE(ends.ok());
+  ASSERT_EQ(ends->size(), 3u);
+  auto pg_end = [&](std::size_t i, std::int64_t version, bool same) {
+    const auto& e = (*ends)[i];
+    return PgBatchEnd{e.end_offset - 1, e.end_offset, version,
+                      same ? ToHex(e.digest) : std::string(64, '0')};
+  };
+  RebuildCheck upgraded({pg_end(0, kFoldVersion, true), pg_end(1, kFoldVersion - 1, false),
+                         pg_end(2, kFoldVersion, false)});
+  Status s = upgraded.Verify(*store_, (*ends)[2].end_offset);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(upgraded.verified(), 1);
+  EXPECT_EQ(upgraded.diverged_at(), (*ends)[1].end_offset);
+  EXPECT_FALSE(upgraded.pending());
+
+  RebuildCheck bug({pg_end(0, kFoldVersion, true), pg_end(1, kFoldVersion, false)});
+  EXPECT_EQ(bug.Verify(*store_, (*ends)[2].end_offset).error_class(), ErrorClass::kInternal);
 }
 
 }  // namespace
