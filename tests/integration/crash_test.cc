@@ -1,8 +1,10 @@
 // Crash safety of `msgx run`, with the real binary, real PostgreSQL and the
 // real stores (issue 4, "Crash" and "Crash poison"):
-//   - kill -9 at random moments while rows flow into the mailbox: after the
-//     restarts no mailbox row is missing from the log, none is there twice,
-//     nothing is quarantined, and `msgx refold --verify` passes;
+//   - kill -9 at random moments while rows flow into the mailbox, mixed with
+//     crash points and PostgreSQL faults (every connection terminated, the
+//     own database read-only): after the restarts no mailbox row is missing
+//     from the log, none is there twice, nothing is quarantined, and
+//     `msgx refold --verify` passes;
 //   - a record that aborts the process twice is quarantined, and everything
 //     after it is applied.
 // MSGX_TEST_CRASH_LOOPS sets the number of kill -9 cycles (default 6; the
@@ -62,8 +64,8 @@ class CrashTest : public ::testing::Test {
   }
 
   void SetUp() override {
-    const std::string own = "msgx_" + std::to_string(++n_);
-    own_url_ = testing::CreateMigratedDatabase(pg_, own);
+    own_db_ = "msgx_" + std::to_string(++n_);
+    own_url_ = testing::CreateMigratedDatabase(pg_, own_db_);
     pg_->Psql("aodb", "TRUNCATE cminmsgs");
     auto dir = testing::MakeOwnedTempDir("crash", std::nullopt);
     ASSERT_TRUE(dir.ok());
@@ -104,8 +106,9 @@ class CrashTest : public ::testing::Test {
   // rolls back (a permanent gap), and every 5th holds its ids open across
   // a later commit (out-of-order commits).
   void Produce(int n, std::atomic<bool>* stop, milliseconds pause = milliseconds(2)) {
-    pqxx::connection a(pg_->Url("aodb"));
-    pqxx::connection b(pg_->Url("aodb"));
+    // Named, so that the loop's faults leave them alone (TerminateMsgx).
+    pqxx::connection a(pg_->Url("aodb") + "?application_name=producer");
+    pqxx::connection b(pg_->Url("aodb") + "?application_name=producer");
     int txn = 0;
     for (int i = 0; i < n && !stop->load();) {
       ++txn;
@@ -136,6 +139,22 @@ class CrashTest : public ::testing::Test {
       }
       std::this_thread::sleep_for(pause);
     }
+  }
+
+  // Terminates every connection of msgx, to its own database and to the
+  // mailbox (the loop's mid-cycle fault).
+  void TerminateMsgx() {
+    pg_->Psql("postgres",
+              "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname IN "
+              "('aodb', '" +
+                  own_db_ +
+                  "') AND application_name NOT IN ('producer', 'psql') AND pid <> "
+                  "pg_backend_pid()");
+  }
+  void SetOwnReadOnly(bool on) {
+    pg_->Psql("postgres", "ALTER DATABASE " + own_db_ +
+                              " SET default_transaction_read_only = " + (on ? "on" : "off"));
+    TerminateMsgx();  // new sessions take the setting
   }
 
   std::vector<std::int64_t> MailboxIds() {
@@ -181,6 +200,12 @@ class CrashTest : public ::testing::Test {
     }
     if (!reader.ok()) return false;
     while (std::chrono::steady_clock::now() < deadline) {
+      // A secondary can fall behind for good once the primary has deleted
+      // WAL files it still wanted: open it again.
+      if (!(*reader)->CatchUp().ok()) {
+        reader = LogReader::OpenSecondary(state_dir_ + "/log", state_dir_ + "/log-secondary-test");
+        if (!reader.ok()) return false;
+      }
       if ((*reader)->CatchUp().ok()) {
         std::vector<LogEntry> all;
         if ((*reader)->Read(0, 1'000'000, &all).ok()) {
@@ -220,6 +245,7 @@ class CrashTest : public ::testing::Test {
 
   static testing::PgServer* pg_;
   static int n_;
+  std::string own_db_;
   std::string own_url_;
   std::string state_dir_;
   std::vector<std::string> templates_;
@@ -243,17 +269,28 @@ TEST_F(CrashTest, KillNineWhileMessagesFlowLosesNothingDuplicatesNothing) {
   std::mt19937 rng(seed);
   // One cycle in four also arms a crash point: killed (SIGKILL, nothing
   // recorded) at the N-th state commit or PostgreSQL commit, if it comes
-  // before the random kill.
+  // before the random kill. One in eight has every msgx connection
+  // terminated halfway, and one in eight runs with its database read-only
+  // (so it starts without leading: capture and the fold only).
   static const char* const kPoints[] = {"fold.committed", "applier.committed"};
   std::uniform_int_distribution<int> wait_ms(150, 1200), pick(0, 7), nth(1, 4);
-  int by_failpoint = 0;
+  int by_failpoint = 0, faults = 0;
   for (int i = 0; i < loops; ++i) {
     const int p = pick(rng);
     const std::string fp =
         p < 2 ? std::string(kPoints[p]) + ":#" + std::to_string(nth(rng)) + ":kill" : "";
+    const bool terminate = p == 2, read_only = p == 3;
+    if (terminate || read_only) ++faults;
+    if (read_only) SetOwnReadOnly(true);
     pid_t pid = StartMsgx(fp);
     ASSERT_GT(pid, 0);
-    auto died = WaitForExit(pid, milliseconds(wait_ms(rng)));
+    const int ms = wait_ms(rng);
+    auto died = WaitForExit(pid, milliseconds(terminate ? ms / 2 : ms));
+    if (terminate && !died.ok()) {
+      TerminateMsgx();
+      died = WaitForExit(pid, milliseconds(ms - ms / 2));
+    }
+    if (read_only) SetOwnReadOnly(false);
     if (died.ok()) {
       ASSERT_FALSE(fp.empty()) << "msgx died by itself (" << died->code << "); see " << state_dir_
                                << "/msgx.log";
@@ -265,7 +302,8 @@ TEST_F(CrashTest, KillNineWhileMessagesFlowLosesNothingDuplicatesNothing) {
     auto st = WaitForExit(pid, milliseconds(10'000));
     ASSERT_TRUE(st.ok());
   }
-  std::printf("crash loop: %d of %d cycles ended at a crash point\n", by_failpoint, loops);
+  std::printf("crash loop: %d of %d cycles ended at a crash point, %d had a PostgreSQL fault\n",
+              by_failpoint, loops, faults);
   stop = long_run;
   producer.join();
 
