@@ -136,12 +136,23 @@ Result<std::optional<std::uint64_t>> LogStore::CommandOffset(std::int64_t comman
 
 MicrosSinceEpoch LogStore::AppendTime() const {
   const MicrosSinceEpoch wall = clock_->NowMicros();
-  if (last_append_mono_ >= 0) {
-    const MicrosSinceEpoch steady =
-        last_append_micros_ + (clock_->MonotonicMicros() - last_append_mono_);
-    if (wall > steady + kClockJumpToleranceMicros) return std::max(steady, last_append_micros_);
+  const std::int64_t mono = clock_->MonotonicMicros();
+  std::optional<MicrosSinceEpoch> bound;
+  if (last_append_mono_ >= 0) bound = last_append_micros_ + (mono - last_append_mono_);
+  if (reference_mono_ >= 0) {
+    const MicrosSinceEpoch by_reference = reference_micros_ + (mono - reference_mono_);
+    bound = bound ? std::min(*bound, by_reference) : by_reference;
+  }
+  if (bound && wall > *bound + kClockJumpToleranceMicros) {
+    return std::max(*bound, last_append_micros_);
   }
   return std::max(wall, last_append_micros_);
+}
+
+void LogStore::ObserveReferenceClock(MicrosSinceEpoch reference_now) {
+  std::lock_guard<std::mutex> lock(mu_);
+  reference_micros_ = reference_now;
+  reference_mono_ = clock_->MonotonicMicros();
 }
 
 void LogStore::PutRecords(std::span<const LogRecordData> records, std::uint64_t first,
@@ -163,8 +174,8 @@ void LogStore::Appended(MicrosSinceEpoch t) {
   if (bounded != clock_bounded_) {
     if (bounded) {
       Logger("log")->warn(
-          "the host clock is {} s ahead of the steady clock since the last append: log times "
-          "follow the steady clock until it is back",
+          "the host clock is {} s ahead of the steady clock since the last append or of the "
+          "mailbox server's clock: log times follow the steady clock until it is back",
           (wall - t) / 1'000'000);
     } else {
       Logger("log")->info("the host clock is back in step: log times follow it again");

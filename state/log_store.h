@@ -83,6 +83,13 @@ class LogStore {
   // REQUIRES: every record is a COMMAND. Returns the first new offset.
   Result<std::uint64_t> AppendCommands(std::span<const LogRecordData> records);
 
+  // Records a reading of an independent clock, the mailbox server's now()
+  // (capture reads it, docs/fold.md#the-folds-clock): from then on, append
+  // times stay within kClockJumpTolerance of that reading plus the steady
+  // clock's time since, so that a jump of the host clock while msgx was
+  // stopped cannot pin the log's time in the future either.
+  void ObserveReferenceClock(MicrosSinceEpoch reference_now);
+
   // Reads from `from` up to (excluding) `to`, as of now.
   std::unique_ptr<LogIterator> NewIterator(
       std::uint64_t from, std::uint64_t to = std::numeric_limits<std::uint64_t>::max()) const;
@@ -93,8 +100,9 @@ class LogStore {
   LogStore(std::unique_ptr<rocksdb::DB> db, Clock* clock);
   // The append time of the next records (docs/fold.md#the-folds-clock):
   // the wall clock, never below the last append time, and never further
-  // ahead of the last append than the steady clock has moved plus
-  // kClockJumpTolerance, so that a forward jump of the host's clock cannot
+  // ahead than kClockJumpTolerance of the last append plus the steady
+  // clock's time since, nor of the last reference reading plus the steady
+  // clock's time since, so that a forward jump of the host's clock cannot
   // pin the fold's "now" in the future. REQUIRES: mu_ held.
   MicrosSinceEpoch AppendTime() const;
   // Puts the records into *batch, stamped `t`; REQUIRES: mu_ held.
@@ -112,7 +120,10 @@ class LogStore {
   std::uint64_t next_offset_ = 0;            // guarded by mu_
   MicrosSinceEpoch last_append_micros_ = 0;  // guarded by mu_
   // The steady clock at the last append of this process; -1 before one.
-  std::int64_t last_append_mono_ = -1;                 // guarded by mu_
+  std::int64_t last_append_mono_ = -1;  // guarded by mu_
+  // The last reference reading and the steady clock then; -1: none.
+  MicrosSinceEpoch reference_micros_ = -1;             // guarded by mu_
+  std::int64_t reference_mono_ = -1;                   // guarded by mu_
   bool clock_bounded_ = false;                         // guarded by mu_: logging the jump once
   std::optional<CaptureProgress> capture_;             // guarded by mu_
   std::int64_t last_command_id_ = 0;                   // guarded by mu_

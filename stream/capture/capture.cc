@@ -8,6 +8,8 @@
 namespace msgx {
 namespace {
 
+constexpr std::int64_t kReferenceEveryMicros = 60'000'000;
+
 // Removes `id` from the ranges, splitting the range that holds it.
 void RemoveId(std::map<std::int64_t, SkippedRange>* ranges, std::int64_t id) {
   auto it = ranges->upper_bound(id);
@@ -155,6 +157,16 @@ Result<Capture::GapDecision> Capture::DecideGap(std::int64_t first, std::int64_t
 }
 
 Result<PollOutcome> Capture::Poll() {
+  // The mailbox server's clock bounds this host's in the log's append times
+  // (docs/fold.md#the-folds-clock): read before the first append of this
+  // process, then once a minute.
+  const std::int64_t mono = clock_->MonotonicMicros();
+  if (reference_read_mono_ < 0 || mono - reference_read_mono_ >= kReferenceEveryMicros) {
+    auto server_now = mailbox_->ServerNow();
+    if (!server_now.ok()) return server_now.status();
+    log_->ObserveReferenceClock(*server_now);
+    reference_read_mono_ = mono;
+  }
   PollOutcome out;
   CaptureProgress next = progress_;
   next.aged_out.clear();  // recorded by the append that aged them out

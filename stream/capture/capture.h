@@ -112,6 +112,9 @@ class Capture {
   CaptureProgress progress_;  // as persisted
   std::optional<Gap> gap_;
   CaptureStats stats_;
+  // The steady clock when the mailbox server's clock was last read into the
+  // log (LogStore::ObserveReferenceClock); -1: not yet.
+  std::int64_t reference_read_mono_ = -1;
 };
 
 }  // namespace msgx

@@ -64,6 +64,11 @@ class Mailbox {
   // ones. REQUIRES: SupportsTransactionStatus(); txns come from
   // InProgressTransactions().
   virtual Result<bool> AllEnded(const TransactionIds& txns) = 0;
+
+  // The database server's clock now, which bounds this host's clock in the
+  // log's append times (LogStore::ObserveReferenceClock,
+  // docs/fold.md#the-folds-clock).
+  virtual Result<MicrosSinceEpoch> ServerNow() = 0;
 };
 
 }  // namespace msgx

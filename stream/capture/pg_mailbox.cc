@@ -119,4 +119,15 @@ Result<bool> PgMailbox::AllEnded(const TransactionIds& txns) {
   return ended;
 }
 
+Result<MicrosSinceEpoch> PgMailbox::ServerNow() {
+  MicrosSinceEpoch now = 0;
+  Status s = Run("server clock", [&](pqxx::connection& c) {
+    pqxx::nontransaction tx(c);
+    now = tx.exec1("SELECT (EXTRACT(EPOCH FROM clock_timestamp()) * 1000000)::bigint")[0]
+              .as<MicrosSinceEpoch>();
+  });
+  if (!s.ok()) return s;
+  return now;
+}
+
 }  // namespace msgx

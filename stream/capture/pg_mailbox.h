@@ -41,6 +41,7 @@ class PgMailbox final : public Mailbox {
   bool SupportsTransactionStatus() const override { return true; }
   Result<TransactionIds> InProgressTransactions() override;
   Result<bool> AllEnded(const TransactionIds& txns) override;
+  Result<MicrosSinceEpoch> ServerNow() override;
 
  private:
   // Runs `fn(connection&)`, turning every exception into kInfra and dropping

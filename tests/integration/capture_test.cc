@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <pqxx/pqxx>
 
@@ -141,6 +142,14 @@ TEST_F(CaptureIntegrationTest, CapturesRawTextAndReceivedTime) {
   EXPECT_EQ(rec->raw, body);
   // 2026-11-30 10:11:12.345678 read as a wall-clock reading.
   EXPECT_EQ(rec->received_at, std::optional<MicrosSinceEpoch>(1'796'033'472'345'678));
+}
+
+// The server's clock, which bounds the host's in the log's append times
+// (docs/fold.md#the-folds-clock): the same machine's, so within seconds.
+TEST_F(CaptureIntegrationTest, ServerNowIsTheDatabasesClock) {
+  auto now = mailbox_->ServerNow();
+  ASSERT_TRUE(now.ok()) << now.status().ToString();
+  EXPECT_LT(std::llabs(*now - SystemClock::Default()->NowMicros()), 5'000'000);
 }
 
 TEST_F(CaptureIntegrationTest, UncommittedLowerIdHoldsCaptureThenIsCapturedInOrder) {

@@ -54,6 +54,14 @@ class FakeMailbox final : public Mailbox {
     }
     return true;
   }
+  // The server's clock: the test's clock plus `server_ahead`.
+  const Clock* clock = nullptr;
+  MicrosSinceEpoch server_ahead = 0;
+  int server_now_reads = 0;
+  Result<MicrosSinceEpoch> ServerNow() override {
+    ++server_now_reads;
+    return clock->NowMicros() + server_ahead;
+  }
 
  private:
   std::map<std::int64_t, std::string> rows_;
@@ -79,6 +87,7 @@ class CaptureTest : public ::testing::Test {
     auto l = LogStore::Open((dir_ / "log").string(), &clock_);
     ASSERT_TRUE(l.ok()) << l.status().ToString();
     log_ = std::move(l).value();
+    mailbox_.clock = &clock_;
     auto c = Capture::Create(log_.get(), &mailbox_, &clock_, options_);
     ASSERT_TRUE(c.ok()) << c.status().ToString();
     capture_ = std::move(c).value();
@@ -113,6 +122,26 @@ class CaptureTest : public ::testing::Test {
 };
 
 using Ids = std::vector<std::int64_t>;
+
+// The host clock jumped three hours ahead while msgx was stopped; the
+// mailbox server's did not: the log's times follow the server's.
+TEST_F(CaptureTest, AHostClockJumpWhileStoppedIsBoundedByTheMailboxServersClock) {
+  mailbox_.Commit(1);
+  Poll();
+  const MicrosSinceEpoch t0 = clock_.NowMicros();
+  capture_.reset();
+  log_.reset();
+  clock_.Set(t0 + 3LL * 3'600'000'000);
+  mailbox_.server_ahead = -3LL * 3'600'000'000;
+  OpenAll();
+  mailbox_.Commit(2);
+  Poll();
+  EXPECT_EQ(mailbox_.server_now_reads, 2);
+  auto it = log_->NewIterator(1);
+  ASSERT_TRUE(it->Valid());
+  EXPECT_EQ(it->record()->mailbox_id(), 2);
+  EXPECT_EQ(it->record()->append_micros(), t0);
+}
 
 TEST_F(CaptureTest, CapturesInIdOrderAndAsksForMoreWhileBatchesAreFull) {
   options_.batch_max = 2;

@@ -173,6 +173,25 @@ TEST_F(LogStoreTest, AForwardJumpOfTheHostClockIsBounded) {
   EXPECT_EQ(e[4].record()->append_micros(), t0 + 37'000'000);
 }
 
+// A jump while msgx is stopped: the reopened store has no steady-clock
+// reference of its own, so the mailbox server's clock bounds it.
+TEST_F(LogStoreTest, AJumpWhileStoppedIsBoundedByTheReferenceClock) {
+  const MicrosSinceEpoch t0 = clock_.NowMicros();
+  {
+    auto store = OpenStore();
+    ASSERT_TRUE(store->Append(std::vector<LogRecordData>{Msg(1)}, Wm(1)).ok());
+  }
+  clock_.Set(t0 + 3LL * 3'600'000'000);  // stopped; three hours ahead at the restart
+  auto store = OpenStore();
+  store->ObserveReferenceClock(t0 + 10'000'000);  // the mailbox server: ten seconds on
+  clock_.Advance(std::chrono::seconds(1));
+  ASSERT_TRUE(store->Append(std::vector<LogRecordData>{Msg(2)}, Wm(2)).ok());
+  std::vector<LogEntry> e;
+  ASSERT_TRUE(store->Read(0, 2, &e).ok());
+  ASSERT_EQ(e.size(), 2u);
+  EXPECT_EQ(e[1].record()->append_micros(), t0 + 11'000'000);
+}
+
 TEST_F(LogStoreTest, ReopenKeepsRecordsProgressAndUuid) {
   std::string uuid;
   CaptureProgress p;
