@@ -72,7 +72,14 @@ Result<std::unique_ptr<StateStore>> StateStore::Open(const std::string& path, Op
   rocksdb::Status s = options.read_only
                           ? rocksdb::DB::OpenForReadOnly(db_opts, path, cfs, &store->handles_, &raw)
                           : rocksdb::DB::Open(db_opts, path, cfs, &store->handles_, &raw);
-  if (!s.ok()) return Infra(s, "open " + path);
+  if (!s.ok()) {
+    // A damaged or incompatible store is not an outage; a full disk, a
+    // lock or another I/O error is (the caller retries).
+    if (s.IsCorruption() || s.IsNotSupported() || s.IsInvalidArgument()) {
+      return Status::Internal("state store open " + path + ": " + s.ToString());
+    }
+    return Infra(s, "open " + path);
+  }
   store->db_.reset(raw);
   store->flights_ = store->handles_[1];
   store->sodt_ = store->handles_[2];

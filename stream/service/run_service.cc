@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <mutex>
 
+#include "base/backoff.h"
 #include "base/file_lock.h"
 #include "base/log.h"
 #include "base/stopper.h"
@@ -42,6 +43,7 @@ constexpr const char* kCaptureStage = "capture";
 constexpr const char* kIntakeStage = "intake";
 constexpr const char* kFoldStage = "fold";
 constexpr Millis kStartRetry{500};
+constexpr Millis kStartRetryCap{30'000};
 
 // What HTTP reads from the first second on: the start-up phase until the
 // stages run, then the runner. The pointers are set only while what they
@@ -96,6 +98,50 @@ std::unique_ptr<FileLock> AcquireStateDirLock(const std::string& path, Stopper* 
     stopper->WaitFor(kStartRetry);
   }
   return nullptr;
+}
+
+// RocksDB cannot open a store on a full disk without aborting the process
+// (an assertion of the Debian build, in its error path), and after a write
+// error it resumes only with a write buffer's worth of space free: so
+// start-up waits until state.dir has that much (docs/operations.md#error-classes).
+constexpr std::uintmax_t kMinFreeToOpen = 64ULL << 20;
+
+// Waits until the state.dir filesystem has kMinFreeToOpen available, saying
+// so in /readyz. False when stopped.
+bool WaitForFreeSpace(const std::string& dir, Stopper* stopper, Startup* startup) {
+  for (int attempt = 1;; ++attempt) {
+    std::error_code ec;
+    const std::filesystem::space_info space = std::filesystem::space(dir, ec);
+    if (ec || space.available >= kMinFreeToOpen) return true;
+    const std::string why =
+        "waiting for free space in state.dir: " + std::to_string(space.available >> 20) +
+        " MiB available, " + std::to_string(kMinFreeToOpen >> 20) +
+        " MiB needed to open the stores";
+    if (attempt == 1) Logger("run")->warn("{}", why);
+    startup->SetPhase(why);
+    if (!stopper->WaitFor(BackoffDelay({kStartRetry}, kStartRetryCap, attempt))) return false;
+  }
+}
+
+// Opens a store, waiting out an outage (a full disk, an I/O error) with
+// the one backoff rule and saying so in /readyz; a damaged store is an error
+// at once (logged). Not OK when stopped or on that error.
+template <typename Open>
+auto OpenRetrying(const char* what, Stopper* stopper, Startup* startup, const Open& open)
+    -> decltype(open()) {
+  for (int attempt = 1;; ++attempt) {
+    auto r = open();
+    if (r.ok()) return r;
+    if (r.status().error_class() != ErrorClass::kInfra) {
+      Logger("run")->error("{}: {}", what, r.status().ToString());
+      return r;
+    }
+    if (attempt == 1) {
+      Logger("run")->warn("{}: {} (retrying)", what, r.status().ToString());
+    }
+    startup->SetPhase(std::string("opening the ") + what + ": " + r.status().message());
+    if (!stopper->WaitFor(BackoffDelay({kStartRetry}, kStartRetryCap, attempt))) return r;
+  }
 }
 
 }  // namespace
@@ -183,17 +229,14 @@ int RunService(const Config& config) {
   auto dir_lock = AcquireStateDirLock(config.state_dir + "/LOCK.msgx", &stopper, &startup);
   if (!dir_lock) return 0;  // stopped while waiting
 
+  if (!WaitForFreeSpace(config.state_dir, &stopper, &startup)) return 0;
   startup.SetPhase("opening the stores");
-  auto log = LogStore::Open(config.state_dir + "/log", clock);
-  if (!log.ok()) {
-    lg->error("log store: {}", log.status().ToString());
-    return 1;
-  }
-  auto store = StateStore::Open(config.state_dir + "/state", {});
-  if (!store.ok()) {
-    lg->error("state store: {}", store.status().ToString());
-    return 1;
-  }
+  auto log = OpenRetrying("log store", &stopper, &startup,
+                          [&] { return LogStore::Open(config.state_dir + "/log", clock); });
+  if (!log.ok()) return stopper.stopped() ? 0 : 1;
+  auto store = OpenRetrying("state store", &stopper, &startup,
+                            [&] { return StateStore::Open(config.state_dir + "/state", {}); });
+  if (!store.ok()) return stopper.stopped() ? 0 : 1;
   LogStore* log_store = log->get();
   // The log says which decision settings are in force before anything else
   // is folded (docs/fold.md#settings-in-the-log).

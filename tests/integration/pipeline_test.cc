@@ -1163,6 +1163,37 @@ TEST_F(PipelineTest, FaultsWhileTrafficFlowsLoseNothing) {
   testing::ExpectRefoldVerifies(Env(), std::chrono::minutes(5));
 }
 
+// A full state.dir at start-up is an outage too: msgx waits for 64 MiB
+// free, says why in /readyz, and starts once there is (a tmpfs filled by
+// fallocate; skipped where this machine may not mount one).
+TEST_F(PipelineTest, AFullDiskAtStartUpIsWaitedOut) {
+  const std::string mount = state_dir_ + "/fs";
+  std::filesystem::create_directories(mount);
+  if (!Succeeds({"mount", "-t", "tmpfs", "-o", "size=128m", "tmpfs", mount})) {
+    GTEST_SKIP() << "cannot mount a tmpfs here";
+  }
+  struct Unmount {
+    std::string path;
+    ~Unmount() { (void)Succeeds({"umount", "-l", path}); }
+  } unmount{mount};
+  const std::string filler = mount + "/filler";
+  ASSERT_TRUE(Succeeds(
+      {"fallocate", "-l", std::to_string(std::filesystem::space(mount).available), filler}));
+  const std::int64_t rows = LoadMailbox(0);
+  auto port = FreeLoopbackPort();
+  ASSERT_TRUE(port.ok());
+  const pid_t pid =
+      StartMsgx({"MSGX_STATE_DIR=" + mount, "MSGX_HTTP_LISTEN=127.0.0.1:" + std::to_string(*port)});
+  const auto [status, body] = ReadyzOnceItSays(*port, "free space", 100);
+  EXPECT_EQ(status, 503);
+  EXPECT_NE(body.find("waiting for free space in state.dir"), std::string::npos) << body;
+  std::this_thread::sleep_for(seconds(1));
+  EXPECT_FALSE(PollExit(pid).has_value()) << Log();
+  std::filesystem::remove(filler);
+  EXPECT_TRUE(WaitSettled(rows, seconds(120))) << Log();
+  StopMsgx(pid);
+}
+
 // Hostile rows in the mailbox, each followed by normal traffic: every one
 // ends terminal with a class, none stalls the rows behind it, and the
 // values the fold writes fit their columns (docs/schema.md#bounded-values).
