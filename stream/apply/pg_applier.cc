@@ -179,7 +179,9 @@ void WriteOutcomes(pqxx::dbtransaction& tx, const std::vector<OutcomeRow>& rows)
   flush();
 }
 
-void WriteEvents(pqxx::dbtransaction& tx, const std::vector<EventRow>& rows) {
+// Events at or below `applied` (pipeline.applied_offset) are left out: the
+// database had them, and sent-event compaction may have deleted them since.
+void WriteEvents(pqxx::dbtransaction& tx, const std::vector<EventRow>& rows, std::int64_t applied) {
   // ORDER BY ord: event_id (BIGSERIAL) follows the batch's order, the log's.
   static const std::string kSql =
       "INSERT INTO msg_event (event_key, target, partition_key, event_type, state_version, "
@@ -194,6 +196,7 @@ void WriteEvents(pqxx::dbtransaction& tx, const std::vector<EventRow>& rows) {
     n = 0;
   };
   for (const EventRow& e : rows) {
+    if (e.state_version <= applied) continue;
     c[0].Add(e.event_key);
     c[1].Add(e.target);
     c[2].AddOrNull(e.partition_key);
@@ -347,7 +350,7 @@ Result<ApplyStep> PgApplier::Step() {
       // A batch that starts before x+1 (PostgreSQL stopped inside it) is
       // applied whole: every write below is idempotent.
       WriteOutcomes(tx, batch->outcomes);
-      WriteEvents(tx, batch->events);
+      WriteEvents(tx, batch->events, x);
       WriteReferences(tx, batch->references);
       WriteHistory(tx, batch->history);
       if (Status e = WriteFoldBatch(tx, *batch); !e.ok()) fail(std::move(e));

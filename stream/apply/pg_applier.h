@@ -21,7 +21,9 @@
 //               terminal, so the mark's intent lands with it:
 //               docs/jobs.md#processed-mark);
 //   msg_event   ON CONFLICT (event_key) DO NOTHING; event_id follows the
-//               batch's event order;
+//               batch's event order; events at or below X are left out (the
+//               database had them; the event-retention job may have deleted
+//               them since, and they must not come back as PENDING);
 //   ref_master  changed only by a state_version at least the row's;
 //   flight_hst  ON CONFLICT (flid, state_version) DO NOTHING;
 //   fold_batch  ON CONFLICT DO NOTHING, then the digests must agree.

@@ -264,6 +264,22 @@ TEST_F(PgApplierTest, ARedoAfterPostgresWentBackIsHarmless) {
   EXPECT_EQ(Tables(), before);
 }
 
+// A batch that straddles pipeline.applied_offset X is applied whole, except
+// its events at or below X: PostgreSQL had them, and the event-retention
+// job may have deleted them since (docs/jobs.md#event-retention).
+TEST_F(PgApplierTest, ABatchThatStraddlesTheOffsetBringsNoCompactedEventBack) {
+  Fold(FirstBatch());
+  ExpectApplied(0, 2);
+  ASSERT_NE(Sql("SELECT count(*) FROM msg_event WHERE state_version <= 1"), "0\n");
+  const std::string above = Sql("SELECT count(*) FROM msg_event WHERE state_version > 1");
+  Sql("DELETE FROM msg_event WHERE state_version <= 1");  // compacted
+  Sql("DELETE FROM msg_event WHERE state_version > 1");   // lost with a restore
+  Sql("UPDATE pipeline SET applied_offset = 1");
+  ExpectApplied(0, 2);
+  EXPECT_EQ(Sql("SELECT count(*) FROM msg_event WHERE state_version <= 1"), "0\n");
+  EXPECT_EQ(Sql("SELECT count(*) FROM msg_event WHERE state_version > 1"), above);
+}
+
 TEST_F(PgApplierTest, AnOutcomeReplacesTheRowOnlyFromALaterLogOffset) {
   PendingBatch b1 = FirstBatch();
   b1.events.clear();
