@@ -28,6 +28,7 @@
 #include "stream/service/fold_stage.h"
 #include "stream/service/http_server.h"
 #include "stream/service/input_stages.h"
+#include "stream/service/job_stages.h"
 #include "stream/service/output_stages.h"
 #include "stream/service/rebuild_fetcher.h"
 #include "stream/service/rebuild_gate.h"
@@ -384,6 +385,12 @@ int RunService(const Config& config) {
       lg->error("{}", s.ToString());
       return s.error_class() == ErrorClass::kConfig ? 2 : 1;
     }
+    JobDeps jobs;
+    jobs.config = &config;
+    jobs.log_uuid = log_store->log_uuid();
+    jobs.leader = keeper.get();
+    jobs.clock = clock;
+    AddJobStages(jobs, &runner);
   }
 
   lg->info("msgx run: log {} at offset {}, applied {}, http on port {}", log_store->log_uuid(),

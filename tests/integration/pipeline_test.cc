@@ -1194,6 +1194,34 @@ TEST_F(PipelineTest, AFullDiskAtStartUpIsWaitedOut) {
   StopMsgx(pid);
 }
 
+// The event-retention job in the running service (docs/jobs.md): with a
+// retention of 2 s every SENT event goes soon after it was sent, the job's
+// figures and metrics say so, and what stays is only what is not SENT.
+TEST_F(PipelineTest, SentEventsAreCompactedWhileTheServiceRuns) {
+  const std::int64_t rows = LoadMailbox(200);
+  auto port = FreeLoopbackPort();
+  ASSERT_TRUE(port.ok());
+  const pid_t pid = StartMsgx(
+      {"MSGX_PIPELINE_EVENT_RETENTION=2s", "MSGX_HTTP_LISTEN=127.0.0.1:" + std::to_string(*port)});
+  ASSERT_TRUE(WaitSettled(rows, seconds(120))) << Log();
+  ASSERT_GT(OwnCount("SELECT max(event_id) FROM msg_event"), 0);
+  const auto deadline = std::chrono::steady_clock::now() + seconds(30);
+  while (OwnCount("SELECT count(*) FROM msg_event WHERE state = 'SENT'") > 0 &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(250));
+  }
+  EXPECT_EQ(OwnCount("SELECT count(*) FROM msg_event WHERE state = 'SENT'"), 0);
+  auto metrics = GetSoon(*port, "/metrics", seconds(5));
+  ASSERT_TRUE(metrics);
+  EXPECT_NE(metrics->body.find("msgx_job_rows_total{job=\"event-retention\"}"), std::string::npos);
+  auto status = GetSoon(*port, "/status", seconds(5));
+  ASSERT_TRUE(status);
+  EXPECT_NE(status->body.find("\"job event-retention\""), std::string::npos) << status->body;
+  StopMsgx(pid);
+  EXPECT_EQ(OwnCount("SELECT count(*) FROM proc_state"), rows);
+  EXPECT_EQ(Log().find("ALARM"), std::string::npos) << Log();
+}
+
 // Hostile rows in the mailbox, each followed by normal traffic: every one
 // ends terminal with a class, none stalls the rows behind it, and the
 // values the fold writes fit their columns (docs/schema.md#bounded-values).
