@@ -266,6 +266,16 @@ TEST_F(CrashTest, KillNineWhileMessagesFlowLosesNothingDuplicatesNothing) {
   const bool long_run = loops > 50;
   std::thread producer(
       [&] { Produce(long_run ? INT_MAX : 3000, &stop, milliseconds(long_run ? 20 : 2)); });
+  // A failed ASSERT returns early: stop and join the producer on the way out.
+  struct JoinOnExit {
+    std::atomic<bool>* stop;
+    std::thread* t;
+    ~JoinOnExit() {
+      if (!t->joinable()) return;
+      *stop = true;
+      t->join();
+    }
+  } join_producer{&stop, &producer};
   std::mt19937 rng(seed);
   // One cycle in four also arms a crash point: killed (SIGKILL, nothing
   // recorded) at the N-th state commit or PostgreSQL commit, if it comes

@@ -277,6 +277,39 @@ class PipelineTest : public ::testing::Test {
     return ids;
   }
 
+  // Read_committed consumers of the three topics, run beside msgx: the mock
+  // cluster keeps only the tail of a partition, so they read events as they
+  // arrive. Finish() (or the destructor) stops them once they have drained.
+  struct Consumers {
+    std::atomic<bool> settled{false};
+    std::map<std::string, std::vector<testing::ConsumedMessage>> consumed;
+    std::atomic<bool> ready[3] = {false, false, false};  // one per topic, set by its thread
+    std::vector<std::thread> threads;
+    void Finish() {
+      settled = true;
+      for (auto& t : threads) t.join();
+      threads.clear();
+    }
+    ~Consumers() { Finish(); }
+  };
+  // Starts *c's consumers, each reading for at most `limit`, and waits
+  // until every one is ready.
+  void StartConsumers(Consumers* c, milliseconds limit) {
+    for (const std::string& topic : {topic_msg_, topic_ref_, topic_schd_}) c->consumed[topic];
+    c->threads.reserve(c->consumed.size());
+    int k = 0;
+    for (auto& [topic, out] : c->consumed) {
+      c->threads.emplace_back([this, c, limit, t = topic, o = &out, r = &c->ready[k++]] {
+        *o = testing::ConsumeTopicUntil(
+            kafka_->Bootstrap(), t, SIZE_MAX, limit, [c] { return c->settled.load(); }, r);
+      });
+    }
+    for (auto& r : c->ready) {
+      for (int i = 0; i < 300 && !r; ++i) std::this_thread::sleep_for(milliseconds(100));
+      ASSERT_TRUE(r) << "consumer not ready";
+    }
+  }
+
   std::string Log() const {
     SpawnOptions o;
     // The last lines, without librdkafka's own connection noise.
@@ -308,25 +341,9 @@ TEST_F(PipelineTest, HappyPathCorpusAndGeneratedStreamReachEveryStore) {
   // Consumers run beside msgx and the stream arrives over time: the mock
   // cluster keeps only the tail of a partition (about 1,800 of these
   // events), so a 10,000-message burst could not be read back whole.
-  std::atomic<bool> settled{false};
-  std::map<std::string, std::vector<testing::ConsumedMessage>> consumed;
-  std::vector<std::thread> consumers;
-  for (const std::string& topic : {topic_msg_, topic_ref_, topic_schd_}) {
-    consumed[topic];
-  }
-  std::atomic<bool> ready[3] = {false, false, false};
-  int k = 0;
-  consumers.reserve(consumed.size());
-  for (auto& [topic, out] : consumed) {
-    consumers.emplace_back([&, t = topic, o = &out, r = &ready[k++]] {
-      *o = testing::ConsumeTopicUntil(
-          kafka_->Bootstrap(), t, SIZE_MAX, seconds(300), [&] { return settled.load(); }, r);
-    });
-  }
-  for (auto& r : ready) {
-    for (int i = 0; i < 300 && !r; ++i) std::this_thread::sleep_for(milliseconds(100));
-    ASSERT_TRUE(r) << "consumer not ready";
-  }
+  Consumers consumers;
+  StartConsumers(&consumers, seconds(300));
+  auto& consumed = consumers.consumed;
   const pid_t pid = StartMsgx();
   for (int i = 0; i < 20; ++i) {
     AddGenerated(500, 500'000 + 500 * i);
@@ -336,8 +353,7 @@ TEST_F(PipelineTest, HappyPathCorpusAndGeneratedStreamReachEveryStore) {
   ASSERT_GT(rows, 10'000);
   const bool ok = WaitSettled(rows, seconds(240));
   std::this_thread::sleep_for(seconds(2));  // let the consumers drain
-  settled = true;
-  for (auto& t : consumers) t.join();
+  consumers.Finish();
   ASSERT_TRUE(ok) << Log();
   StopMsgx(pid);
 
@@ -1030,23 +1046,9 @@ int FaultSeconds() {
 // RocksDB instead.
 TEST_F(PipelineTest, FaultsWhileTrafficFlowsLoseNothing) {
   LoadMailbox(0);
-  std::atomic<bool> settled{false};
-  std::map<std::string, std::vector<testing::ConsumedMessage>> consumed;
-  for (const std::string& topic : {topic_msg_, topic_ref_, topic_schd_}) consumed[topic];
-  std::atomic<bool> ready[3] = {false, false, false};
-  std::vector<std::thread> consumers;
-  consumers.reserve(consumed.size());
-  int k = 0;
-  for (auto& [topic, out] : consumed) {
-    consumers.emplace_back([&, t = topic, o = &out, r = &ready[k++]] {
-      *o = testing::ConsumeTopicUntil(
-          kafka_->Bootstrap(), t, SIZE_MAX, seconds(600), [&] { return settled.load(); }, r);
-    });
-  }
-  for (auto& r : ready) {
-    for (int i = 0; i < 300 && !r; ++i) std::this_thread::sleep_for(milliseconds(100));
-    ASSERT_TRUE(r) << "consumer not ready";
-  }
+  Consumers consumers;
+  StartConsumers(&consumers, seconds(600));
+  auto& consumed = consumers.consumed;
   const pid_t pid = StartMsgx();
   std::atomic<bool> flowing{true};
   std::thread traffic([&] {
@@ -1140,8 +1142,7 @@ TEST_F(PipelineTest, FaultsWhileTrafficFlowsLoseNothing) {
   const std::int64_t rows = MailboxRows();
   const bool ok = WaitSettled(rows, seconds(240));
   std::this_thread::sleep_for(seconds(2));  // let the consumers drain
-  settled = true;
-  for (auto& t : consumers) t.join();
+  consumers.Finish();
   ASSERT_TRUE(ok) << Log();
   StopMsgx(pid);
   ExpectConsistent(rows);
