@@ -59,7 +59,9 @@ using CommandArgs = std::variant<ReplayArgs, QuarantineArgs, HistorySweepArgs, I
 struct CommandData {
   CommandArgs args;
   std::string issued_by;
-  std::int64_t command_id = 0;  // msgx_command.id; 0 = appended by a job
+  // msgx_command.id; 0: appended by msgx itself; negative: a scheduled
+  // job's command of one airport day (stream/jobs/daily_sweep.h).
+  std::int64_t command_id = 0;
   MicrosSinceEpoch issued_at = 0;
   bool operator==(const CommandData&) const = default;
 };

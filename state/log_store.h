@@ -79,7 +79,8 @@ class LogStore {
 
   // Appends command records in one synced WriteBatch. Each record whose
   // command_id is non-zero is indexed (CommandOffset) in the same batch, so a
-  // crash between this append and marking msgx_command can be detected.
+  // crash between this append and marking msgx_command can be detected, and
+  // a scheduled job (negative ids) can tell whether its day's run is in.
   // REQUIRES: every record is a COMMAND. Returns the first new offset.
   Result<std::uint64_t> AppendCommands(std::span<const LogRecordData> records);
 

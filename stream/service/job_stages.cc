@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "base/metrics.h"
+#include "stream/jobs/daily_sweep.h"
 #include "stream/jobs/event_retention.h"
 #include "stream/pg/pg_session.h"
 
@@ -99,15 +100,74 @@ class EventRetentionStage final : public Stage {
   std::atomic<std::int64_t> next_run_{0};
 };
 
+// Waits for the day's time, appends the day's commands, waits for the next
+// day's.
+class DailySweepStage final : public Stage {
+ public:
+  DailySweepStage(const JobDeps& d, int at_minutes)
+      : job_(d.log, d.zone, d.clock, at_minutes),
+        appended_(d.appended),
+        rows_(Metrics::Global().GetCounter("msgx_job_rows_total", "Rows a job has done",
+                                           {{"job", "daily-sweep"}})),
+        next_m_(Metrics::Global().GetGauge("msgx_job_next_run_seconds",
+                                           "When a job's next run starts (seconds since the epoch)",
+                                           {{"job", "daily-sweep"}})),
+        last_m_(Metrics::Global().GetGauge("msgx_job_last_run_seconds",
+                                           "When a job's last run ended (seconds since the epoch)",
+                                           {{"job", "daily-sweep"}})),
+        clock_(d.clock) {}
+
+  StepOutcome Step() override {
+    auto r = job_.Step();
+    if (!r.ok()) return StepOutcome::FromStatus(r.status());
+    day_ = r->day;
+    next_run_ = r->next_at;
+    next_m_->Set(static_cast<double>(r->next_at) / 1e6);
+    if (r->appended) {
+      ++runs_;
+      rows_->Add(2);
+      last_run_ = clock_->NowMicros();
+      last_m_->Set(static_cast<double>(last_run_.load()) / 1e6);
+      if (appended_) appended_();
+    }
+    return StepOutcome::WaitUntil(r->next_at, "next run");
+  }
+
+  void Figures(StageFigures* out) const override {
+    out->emplace_back("runs", runs_.load());
+    out->emplace_back("day", day_.load());
+    out->emplace_back("last_run_micros", last_run_.load());
+    out->emplace_back("next_run_micros", next_run_.load());
+  }
+
+ private:
+  DailySweep job_;
+  std::function<void()> appended_;
+  Counter* rows_;
+  Gauge* next_m_;
+  Gauge* last_m_;
+  const Clock* clock_;
+  std::atomic<std::int64_t> runs_{0};
+  std::atomic<std::int64_t> day_{0};
+  std::atomic<std::int64_t> last_run_{0};
+  std::atomic<std::int64_t> next_run_{0};
+};
+
 }  // namespace
 
-void AddJobStages(const JobDeps& deps, StageRunner* runner) {
+Status AddJobStages(const JobDeps& deps, StageRunner* runner) {
   StagePolicy p;
   p.needs_leadership = true;
   p.idle_wait = RunEvery(*deps.config);
   p.backoff = {Millis(1000)};
   p.backoff_cap = kRunEvery;
   runner->Add(kEventRetentionStage, std::make_unique<EventRetentionStage>(deps), p);
+  auto at = ParseTimeOfDay(deps.config->history_sweep_at);
+  if (!at.ok()) return at.status();
+  StagePolicy daily = p;
+  daily.idle_wait = kRunEvery;
+  runner->Add(kDailySweepStage, std::make_unique<DailySweepStage>(deps, *at), daily);
+  return Status::Ok();
 }
 
 }  // namespace msgx

@@ -10,13 +10,20 @@
 //                          are deleted (stream/jobs/event_retention.h): a run
 //                          every minute (every half retention if shorter, at
 //                          least every second), batches of 1,000 until none
-//                          is due.
+//                          is due;
+//   "job daily-sweep"      once per airport day at history.sweep-at, one
+//                          HISTORY_SWEEP and one IDENTITY_EXPIRY command
+//                          appended to the log (stream/jobs/daily_sweep.h),
+//                          then the fold is woken.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "base/clock.h"
 #include "base/config.h"
+#include "state/airport_zone.h"
+#include "state/log_store.h"
 #include "stream/pg/leadership_keeper.h"
 #include "stream/service/stage_runner.h"
 
@@ -27,12 +34,16 @@ struct JobDeps {
   std::string log_uuid;
   LeadershipKeeper* leader = nullptr;
   const Clock* clock = nullptr;
+  LogStore* log = nullptr;
+  const AirportZone* zone = nullptr;
+  std::function<void()> appended;  // the daily sweep appended (wakes the fold)
 };
 
 inline constexpr const char* kEventRetentionStage = "job event-retention";
+inline constexpr const char* kDailySweepStage = "job daily-sweep";
 
 // Adds the job stages to `runner`. REQUIRES: postgres.url is set; deps and
-// the runner outlive the stages.
-void AddJobStages(const JobDeps& deps, StageRunner* runner);
+// the runner outlive the stages. kConfig when history.sweep-at is malformed.
+Status AddJobStages(const JobDeps& deps, StageRunner* runner);
 
 }  // namespace msgx

@@ -390,7 +390,13 @@ int RunService(const Config& config) {
     jobs.log_uuid = log_store->log_uuid();
     jobs.leader = keeper.get();
     jobs.clock = clock;
-    AddJobStages(jobs, &runner);
+    jobs.log = log_store;
+    jobs.zone = &zone;
+    jobs.appended = [&runner] { runner.Wake(kFoldStage); };
+    if (Status s = AddJobStages(jobs, &runner); !s.ok()) {
+      lg->error("{}", s.ToString());
+      return 2;
+    }
   }
 
   lg->info("msgx run: log {} at offset {}, applied {}, http on port {}", log_store->log_uuid(),

@@ -27,8 +27,11 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <variant>
 
 #include "base/subprocess.h"
+#include "state/log_record.h"
+#include "state/log_store.h"
 #include "state/state_store.h"
 #include "stream/capture/mailbox_schema.h"
 #include "tests/support/fixtures.h"
@@ -1221,6 +1224,42 @@ TEST_F(PipelineTest, SentEventsAreCompactedWhileTheServiceRuns) {
   StopMsgx(pid);
   EXPECT_EQ(OwnCount("SELECT count(*) FROM proc_state"), rows);
   EXPECT_EQ(Log().find("ALARM"), std::string::npos) << Log();
+}
+
+// The daily sweep in the running service (docs/jobs.md#history-sweep): with
+// history.sweep-at 00:00 the day's run is due at once, so the first process
+// appends the day's HISTORY_SWEEP and IDENTITY_EXPIRY, and a restart on the
+// same day appends nothing more. Each command carries its day's id, so no
+// day appears twice even if the test straddles midnight.
+TEST_F(PipelineTest, TheDailySweepIsAppendedOncePerAirportDay) {
+  const std::int64_t rows = LoadMailbox(0);
+  for (int run = 0; run < 2; ++run) {
+    const pid_t pid = StartMsgx({"MSGX_HISTORY_SWEEP_AT=00:00"});
+    ASSERT_TRUE(WaitSettled(rows, seconds(120))) << Log();
+    StopMsgx(pid);
+  }
+  auto log = LogStore::Open(state_dir_ + "/log", SystemClock::Default());
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  std::vector<LogEntry> all;
+  ASSERT_TRUE((*log)->Read(0, 1'000'000, &all).ok());
+  std::map<std::int64_t, int> sweeps, expiries;  // command id -> count
+  for (const auto& e : all) {
+    auto r = ToLogRecordData(e.bytes);
+    ASSERT_TRUE(r.ok());
+    if (!r->command) continue;
+    if (std::holds_alternative<HistorySweepArgs>(r->command->args))
+      ++sweeps[r->command->command_id];
+    if (std::holds_alternative<IdentityExpiryArgs>(r->command->args)) {
+      ++expiries[r->command->command_id];
+    }
+  }
+  log->reset();
+  ASSERT_GE(sweeps.size(), 1u);
+  EXPECT_LE(sweeps.size(), 2u);
+  EXPECT_EQ(sweeps.size(), expiries.size());
+  for (const auto& [id, n] : sweeps) EXPECT_EQ(n, 1) << "sweep " << id << " appended twice";
+  for (const auto& [id, n] : expiries) EXPECT_EQ(n, 1) << "expiry " << id << " appended twice";
+  ExpectConsistent(rows);
 }
 
 // Hostile rows in the mailbox, each followed by normal traffic: every one
