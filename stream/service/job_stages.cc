@@ -22,6 +22,24 @@ Millis RunEvery(const Config& c) {
 constexpr int kBatch = 1000;
 constexpr std::int64_t kBacklogCap = 1'000'000;
 
+// The metrics every job has, labelled {job="<name>"} (times in seconds
+// since the epoch).
+struct JobMetrics {
+  explicit JobMetrics(const std::string& job) {
+    Metrics& m = Metrics::Global();
+    const Labels l = {{"job", job}};
+    rows = m.GetCounter("msgx_job_rows_total", "Rows a job has done", l);
+    backlog = m.GetGauge("msgx_job_backlog", "Rows due for a job", l);
+    last_run = m.GetGauge("msgx_job_last_run_seconds", "When a job's last run ended", l);
+    next_run = m.GetGauge("msgx_job_next_run_seconds", "When a job's next run starts", l);
+  }
+  static double Seconds(MicrosSinceEpoch t) { return static_cast<double>(t) / 1e6; }
+  Counter* rows;
+  Gauge* backlog;
+  Gauge* last_run;
+  Gauge* next_run;
+};
+
 // A run is a sequence of batches until one is short; then the stage waits
 // for the next run.
 class EventRetentionStage final : public Stage {
@@ -32,14 +50,7 @@ class EventRetentionStage final : public Stage {
         leader_(d.leader),
         clock_(d.clock),
         every_(RunEvery(*d.config)),
-        rows_(Metric().GetCounter("msgx_job_rows_total", "Rows a job has done", Labels())),
-        backlog_m_(Metric().GetGauge("msgx_job_backlog", "Rows due for a job", Labels())),
-        last_m_(Metric().GetGauge("msgx_job_last_run_seconds",
-                                  "When a job's last run ended (seconds since the epoch)",
-                                  Labels())),
-        next_m_(Metric().GetGauge("msgx_job_next_run_seconds",
-                                  "When a job's next run starts (seconds since the epoch)",
-                                  Labels())) {}
+        m_("event-retention") {}
 
   StepOutcome Step() override {
     if (!in_run_) {
@@ -51,18 +62,18 @@ class EventRetentionStage final : public Stage {
     auto n = job_.Step(leader_->epoch());
     if (!n.ok()) return StepOutcome::FromStatus(n.status());
     done_ += *n;
-    rows_->Add(*n);
+    m_.rows->Add(*n);
     backlog_ = std::max<std::int64_t>(0, backlog_ - *n);
-    backlog_m_->Set(static_cast<double>(backlog_));
+    m_.backlog->Set(static_cast<double>(backlog_));
     if (*n >= kBatch) return StepOutcome::Progressed();
     in_run_ = false;
     const MicrosSinceEpoch now = clock_->NowMicros();
     last_run_ = now;
     next_run_ = now + every_.count() * 1000;
     backlog_ = 0;
-    backlog_m_->Set(0);
-    last_m_->Set(static_cast<double>(now) / 1e6);
-    next_m_->Set(static_cast<double>(next_run_.load()) / 1e6);
+    m_.backlog->Set(0);
+    m_.last_run->Set(JobMetrics::Seconds(now));
+    m_.next_run->Set(JobMetrics::Seconds(next_run_));
     return StepOutcome::WaitUntil(next_run_, "next run");
   }
 
@@ -81,18 +92,13 @@ class EventRetentionStage final : public Stage {
     o.batch = kBatch;
     return o;
   }
-  static Metrics& Metric() { return Metrics::Global(); }
-  static msgx::Labels Labels() { return {{"job", "event-retention"}}; }
 
   PgSession pg_;
   EventRetention job_;
   LeadershipKeeper* leader_;
   const Clock* clock_;
   const Millis every_;
-  Counter* rows_;
-  Gauge* backlog_m_;
-  Gauge* last_m_;
-  Gauge* next_m_;
+  JobMetrics m_;
   bool in_run_ = false;
   std::atomic<std::int64_t> done_{0};
   std::atomic<std::int64_t> backlog_{0};
@@ -107,14 +113,7 @@ class DailySweepStage final : public Stage {
   DailySweepStage(const JobDeps& d, int at_minutes)
       : job_(d.log, d.zone, d.clock, at_minutes),
         appended_(d.appended),
-        rows_(Metrics::Global().GetCounter("msgx_job_rows_total", "Rows a job has done",
-                                           {{"job", "daily-sweep"}})),
-        next_m_(Metrics::Global().GetGauge("msgx_job_next_run_seconds",
-                                           "When a job's next run starts (seconds since the epoch)",
-                                           {{"job", "daily-sweep"}})),
-        last_m_(Metrics::Global().GetGauge("msgx_job_last_run_seconds",
-                                           "When a job's last run ended (seconds since the epoch)",
-                                           {{"job", "daily-sweep"}})),
+        m_("daily-sweep"),
         clock_(d.clock) {}
 
   StepOutcome Step() override {
@@ -122,12 +121,12 @@ class DailySweepStage final : public Stage {
     if (!r.ok()) return StepOutcome::FromStatus(r.status());
     day_ = r->day;
     next_run_ = r->next_at;
-    next_m_->Set(static_cast<double>(r->next_at) / 1e6);
+    m_.next_run->Set(JobMetrics::Seconds(r->next_at));
     if (r->appended) {
       ++runs_;
-      rows_->Add(2);
+      m_.rows->Add(2);
       last_run_ = clock_->NowMicros();
-      last_m_->Set(static_cast<double>(last_run_.load()) / 1e6);
+      m_.last_run->Set(JobMetrics::Seconds(last_run_));
       if (appended_) appended_();
     }
     return StepOutcome::WaitUntil(r->next_at, "next run");
@@ -143,9 +142,7 @@ class DailySweepStage final : public Stage {
  private:
   DailySweep job_;
   std::function<void()> appended_;
-  Counter* rows_;
-  Gauge* next_m_;
-  Gauge* last_m_;
+  JobMetrics m_;
   const Clock* clock_;
   std::atomic<std::int64_t> runs_{0};
   std::atomic<std::int64_t> day_{0};
