@@ -375,7 +375,8 @@ const std::vector<KeySpec>& Keys() {
     k.push_back(Text("history.sweep-at", &Config::history_sweep_at,
                      [](const std::string& key, const std::string& v) {
                        static const std::regex kRe(R"(^([01]\d|2[0-3]):[0-5]\d$)");
-                       if (!std::regex_match(v, kRe)) return Bad(key, v, "is not HH:MM");
+                       if (v == "off") return Status::Ok();
+                       if (!std::regex_match(v, kRe)) return Bad(key, v, "is not HH:MM or off");
                        return Status::Ok();
                      }));
     k.push_back(Text(

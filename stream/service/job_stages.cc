@@ -159,6 +159,7 @@ Status AddJobStages(const JobDeps& deps, StageRunner* runner) {
   p.backoff = {Millis(1000)};
   p.backoff_cap = kRunEvery;
   runner->Add(kEventRetentionStage, std::make_unique<EventRetentionStage>(deps), p);
+  if (deps.config->history_sweep_at == "off") return Status::Ok();
   auto at = ParseTimeOfDay(deps.config->history_sweep_at);
   if (!at.ok()) return at.status();
   StagePolicy daily = p;

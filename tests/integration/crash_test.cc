@@ -77,13 +77,12 @@ class CrashTest : public ::testing::Test {
   }
 
   std::vector<std::string> Env(const std::string& failpoints = "") const {
-    std::vector<std::string> env{"MSGX_MAILBOX_URL=" + pg_->Url("aodb"),
-                                 "MSGX_POSTGRES_URL=" + own_url_,
-                                 "MSGX_STATE_DIR=" + state_dir_,
-                                 "MSGX_HTTP_LISTEN=127.0.0.1:0",
-                                 "MSGX_PIPELINE_POLL_INTERVAL=50ms",
-                                 "MSGX_PIPELINE_BATCH_MAX=200",
-                                 "MSGX_LOG_LEVEL=warn"};
+    // No scheduled sweep: these tests count the log's records.
+    std::vector<std::string> env{
+        "MSGX_HISTORY_SWEEP_AT=off",     "MSGX_MAILBOX_URL=" + pg_->Url("aodb"),
+        "MSGX_POSTGRES_URL=" + own_url_, "MSGX_STATE_DIR=" + state_dir_,
+        "MSGX_HTTP_LISTEN=127.0.0.1:0",  "MSGX_PIPELINE_POLL_INTERVAL=50ms",
+        "MSGX_PIPELINE_BATCH_MAX=200",   "MSGX_LOG_LEVEL=warn"};
     if (!failpoints.empty()) env.push_back("MSGX_TEST_FAILPOINTS=" + failpoints);
     return env;
   }

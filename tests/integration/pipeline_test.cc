@@ -98,18 +98,14 @@ class PipelineTest : public ::testing::Test {
   }
 
   std::vector<std::string> Env() const {
-    return {"MSGX_MAILBOX_URL=" + pg_->Url("aodb"),
-            "MSGX_POSTGRES_URL=" + own_url_,
+    return {"MSGX_MAILBOX_URL=" + pg_->Url("aodb"), "MSGX_POSTGRES_URL=" + own_url_,
             "MSGX_REDIS_URL=" + redis_->Url(),
-            "MSGX_KAFKA_BOOTSTRAP_SERVERS=" + kafka_->Bootstrap(),
-            "MSGX_STATE_DIR=" + state_dir_,
-            "MSGX_KAFKA_TOPICS_MSG=" + topic_msg_,
-            "MSGX_KAFKA_TOPICS_SCHD=" + topic_schd_,
-            "MSGX_KAFKA_TOPICS_REF=" + topic_ref_,
-            "MSGX_HTTP_LISTEN=127.0.0.1:0",
+            "MSGX_KAFKA_BOOTSTRAP_SERVERS=" + kafka_->Bootstrap(), "MSGX_STATE_DIR=" + state_dir_,
+            "MSGX_KAFKA_TOPICS_MSG=" + topic_msg_, "MSGX_KAFKA_TOPICS_SCHD=" + topic_schd_,
+            "MSGX_KAFKA_TOPICS_REF=" + topic_ref_, "MSGX_HTTP_LISTEN=127.0.0.1:0",
             "MSGX_PIPELINE_POLL_INTERVAL=50ms",
-            "MSGX_SCHD_FLUSH_PERIOD=200ms",
-            "MSGX_LOG_LEVEL=warn"};
+            // No scheduled sweep unless a test asks (some count records).
+            "MSGX_HISTORY_SWEEP_AT=off", "MSGX_SCHD_FLUSH_PERIOD=200ms", "MSGX_LOG_LEVEL=warn"};
   }
 
   // Env() with `more` added; an entry of `more` replaces Env()'s of the same

@@ -120,6 +120,8 @@ TEST_F(ConfigTest, BadValuesFailNamingTheKey) {
       {"MSGX_MAILBOX_TABLE", "cminmsgs; drop table x", "mailbox.table"},
       {"MSGX_CODEC_MAX_BYTES", "-5", "codec.max-bytes"},
       {"MSGX_IGNORE_RULES", "LDM", "ignore.rules"},
+      {"MSGX_HISTORY_SWEEP_AT", "3:30", "history.sweep-at"},
+      {"MSGX_HISTORY_SWEEP_AT", "never", "history.sweep-at"},
   };
   for (const auto& tc : cases) {
     Result<Config> c = LoadConfig("", {{tc.env, tc.value}});
@@ -127,6 +129,12 @@ TEST_F(ConfigTest, BadValuesFailNamingTheKey) {
     EXPECT_EQ(c.status().error_class(), ErrorClass::kConfig);
     EXPECT_EQ(c.status().message().rfind(tc.key + ":", 0), 0u) << c.status().message();
   }
+}
+
+TEST_F(ConfigTest, TheDailySweepCanBeTurnedOff) {
+  Result<Config> c = LoadConfig("", {{"MSGX_HISTORY_SWEEP_AT", "off"}});
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->history_sweep_at, "off");
 }
 
 TEST_F(ConfigTest, BadYamlFailsWithThePath) {
