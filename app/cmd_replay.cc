@@ -91,6 +91,11 @@ int Run(const Config& config, const ReplayOptions& o) {
                 << " messages are never replayed (docs/operations.md#replaying-msgx-replay)\n";
       return 2;
     }
+    if (c == "QUARANTINED") {
+      std::cerr << "msgx replay: QUARANTINED messages crashed the processor; replay them one by "
+                   "one with --msg ID (docs/operations.md#replaying-msgx-replay)\n";
+      return 2;
+    }
     if (c != "UNSUPPORTED" && c != "CODEC_ERROR" && c != "EXHAUSTED") {
       std::cerr << "msgx replay: --class must be UNSUPPORTED, CODEC_ERROR or EXHAUSTED\n";
       return 2;

@@ -27,8 +27,12 @@ std::string DeadClass(const Status& s) {
   }
 }
 
+// QUARANTINED is replayable by explicit id only: `msgx replay --class`
+// refuses it (app/cmd_replay.cc), since such a message may crash the
+// processor again (docs/fold.md#quarantine).
 bool Replayable(const std::string& error_class) {
-  return error_class == "UNSUPPORTED" || error_class == "CODEC_ERROR" || error_class == "EXHAUSTED";
+  return error_class == "UNSUPPORTED" || error_class == "CODEC_ERROR" ||
+         error_class == "EXHAUSTED" || error_class == "QUARANTINED";
 }
 
 void AppendOutcomeCanonical(const Outcome& o, std::string* out) {
@@ -215,7 +219,7 @@ Status Fold::FoldOne(const FoldInput& r, std::string* canon) {
       MessageResult m;
       m.outcome.mailbox_id = r.mailbox_id;
       m.outcome.state = OutcomeState::kDead;
-      m.outcome.error_class = "CODEC_ERROR";
+      m.outcome.error_class = "QUARANTINED";
       m.outcome.last_error = "quarantined:" + *quarantined;
       m.outcome.log_offset = r.offset;
       m.outcome.message_offset = r.offset;

@@ -369,7 +369,7 @@ TEST_F(CrashTest, ARecordThatAbortsTwiceIsQuarantinedAndTheRestIsApplied) {
   auto o = (*store)->GetOutcome(poison);
   ASSERT_TRUE(o.ok() && o->has_value());
   EXPECT_EQ((*o)->state, OutcomeState::kDead);
-  EXPECT_EQ((*o)->error_class, "CODEC_ERROR");
+  EXPECT_EQ((*o)->error_class, "QUARANTINED");
   EXPECT_EQ((*o)->last_error.rfind("quarantined:crashed the processor 2 times", 0), 0u)
       << (*o)->last_error;
   for (auto id : mailbox) {

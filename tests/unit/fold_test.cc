@@ -216,7 +216,7 @@ TEST_F(FoldTest, ReplayWithoutAFirstIdentityDoesNotMoveTheTracker) {
   log_.AddMessage(4, kT0 + 2, Raw("AODB", "300001", "FLOP", "STND", "F1=S3"));
   FoldAll();
   EXPECT_EQ(OutcomeOf(2).state, OutcomeState::kSucceeded);
-  EXPECT_EQ(OutcomeOf(2).prev_error, "CODEC_ERROR: quarantined:crashed twice");
+  EXPECT_EQ(OutcomeOf(2).prev_error, "QUARANTINED: quarantined:crashed twice");
   EXPECT_EQ(OutcomeOf(2).identity_key, "AODB|FLOP|STND|900000");
   EXPECT_EQ(OutcomeOf(4).identity_key, "AODB|FLOP|STND|300001");  // no spurious wrap
   EXPECT_EQ(*store_->GetSender("AODB"), (SenderSeqn{300001, 0}));
@@ -229,9 +229,15 @@ TEST_F(FoldTest, QuarantinedRecordIsDeadWithReason) {
   log_.quarantine[1] = "crashed twice";
   FoldAll();
   EXPECT_EQ(OutcomeOf(2).state, OutcomeState::kDead);
-  EXPECT_EQ(OutcomeOf(2).error_class, "CODEC_ERROR");
+  EXPECT_EQ(OutcomeOf(2).error_class, "QUARANTINED");
   EXPECT_EQ(OutcomeOf(2).last_error, "quarantined:crashed twice");
   EXPECT_FALSE((*store_->GetFlight("F1"))->data.fields.count("STND"));
+  // Replayed by its id, it is decided from its bytes like any other.
+  log_.AddCommand(kT0, ReplayCommand{{2}});
+  FoldAll();
+  EXPECT_EQ(OutcomeOf(2).state, OutcomeState::kSucceeded);
+  EXPECT_EQ(OutcomeOf(2).prev_error, "QUARANTINED: quarantined:crashed twice");
+  EXPECT_EQ((*store_->GetFlight("F1"))->data.Get("STND"), Value::Text("S1"));
 }
 
 TEST_F(FoldTest, HistorySweepRemovesOldFlights) {
