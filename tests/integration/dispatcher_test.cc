@@ -15,6 +15,7 @@
 #include "stream/dispatch/kafka_publisher.h"
 #include "stream/pg/pg_leadership.h"
 #include "tests/support/fixtures.h"
+#include "tests/support/pg_suite.h"
 #include "tests/support/servers.h"
 
 namespace msgx {
@@ -44,14 +45,8 @@ class SwitchablePublisher final : public Publisher {
   Publisher* real_;
 };
 
-class DispatcherTest : public ::testing::Test {
+class DispatcherTest : public testing::PgSuite {
  protected:
-  static void SetUpTestSuite() { pg_ = testing::PgServer::Start().release(); }
-  static void TearDownTestSuite() {
-    delete pg_;
-    pg_ = nullptr;
-  }
-
   void SetUp() override {
     const std::string db = "disp_" + std::to_string(++db_counter_);
     url_ = testing::CreateMigratedDatabase(pg_, db);
@@ -112,14 +107,12 @@ class DispatcherTest : public ::testing::Test {
     return steps;
   }
 
-  static testing::PgServer* pg_;
   static int db_counter_;
   std::string url_;
   std::unique_ptr<PgSession> session_;
   std::unique_ptr<testing::KafkaMock> kafka_;
   ManualClock clock_{1'796'000'000'000'000};
 };
-testing::PgServer* DispatcherTest::pg_ = nullptr;
 int DispatcherTest::db_counter_ = 0;
 
 TEST_F(DispatcherTest, DeliversEveryEventInOrderPerKeyWithHeaders) {

@@ -14,6 +14,7 @@
 #include "stream/pg/pg_leadership.h"
 #include "stream/pg/pg_session.h"
 #include "tests/support/fixtures.h"
+#include "tests/support/pg_suite.h"
 #include "tests/support/servers.h"
 
 namespace msgx {
@@ -21,14 +22,8 @@ namespace {
 
 constexpr MicrosSinceEpoch kHour = 3'600'000'000;
 
-class EventRetentionTest : public ::testing::Test {
+class EventRetentionTest : public testing::PgSuite {
  protected:
-  static void SetUpTestSuite() { pg_ = testing::PgServer::Start().release(); }
-  static void TearDownTestSuite() {
-    delete pg_;
-    pg_ = nullptr;
-  }
-
   void SetUp() override {
     url_ = testing::CreateMigratedDatabase(pg_, "retention_" + std::to_string(++n_));
     session_ = std::make_unique<PgSession>(url_);
@@ -67,7 +62,6 @@ class EventRetentionTest : public ::testing::Test {
     return EventRetention(session_.get(), &clock_, o);
   }
 
-  static testing::PgServer* pg_;
   static int n_;
   std::string url_;
   std::unique_ptr<PgSession> session_;
@@ -76,7 +70,6 @@ class EventRetentionTest : public ::testing::Test {
   ManualClock clock_{SystemClock::Default()->NowMicros()};
   int next_ = 0;
 };
-testing::PgServer* EventRetentionTest::pg_ = nullptr;
 int EventRetentionTest::n_ = 0;
 
 TEST_F(EventRetentionTest, OnlySentEventsOlderThanTheRetentionGo) {

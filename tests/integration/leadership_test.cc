@@ -9,6 +9,7 @@
 #include "stream/pg/pg_leadership.h"
 #include "stream/pg/pg_session.h"
 #include "tests/support/fixtures.h"
+#include "tests/support/pg_suite.h"
 #include "tests/support/servers.h"
 
 namespace msgx {
@@ -29,22 +30,15 @@ LeadershipAttempt AcquireWithin(PgLeadership& l, std::chrono::milliseconds timeo
   }
 }
 
-class LeadershipTest : public ::testing::Test {
+class LeadershipTest : public testing::PgSuite {
  protected:
-  static void SetUpTestSuite() { pg_ = testing::PgServer::Start().release(); }
-  static void TearDownTestSuite() {
-    delete pg_;
-    pg_ = nullptr;
-  }
   void SetUp() override {
     const std::string db = "lead_" + std::to_string(++n_);
     url_ = testing::CreateMigratedDatabase(pg_, db);
   }
-  static testing::PgServer* pg_;
   static int n_;
   std::string url_;
 };
-testing::PgServer* LeadershipTest::pg_ = nullptr;
 int LeadershipTest::n_ = 0;
 
 TEST_F(LeadershipTest, ExactlyOneLeadsAndASuccessorTakesOverWithANewEpoch) {

@@ -14,6 +14,7 @@
 #include "state/digest.h"
 #include "stream/pg/pg_leadership.h"
 #include "tests/support/fixtures.h"
+#include "tests/support/pg_suite.h"
 #include "tests/support/servers.h"
 #include "tests/support/temp_dirs.h"
 
@@ -91,14 +92,8 @@ PendingBatch SecondBatch() {
   return b;
 }
 
-class PgApplierTest : public ::testing::Test {
+class PgApplierTest : public testing::PgSuite {
  protected:
-  static void SetUpTestSuite() { pg_ = testing::PgServer::Start().release(); }
-  static void TearDownTestSuite() {
-    delete pg_;
-    pg_ = nullptr;
-  }
-
   void SetUp() override {
     db_ = "applier_" + std::to_string(++n_);
     url_ = testing::CreateMigratedDatabase(pg_, db_);
@@ -183,7 +178,6 @@ class PgApplierTest : public ::testing::Test {
            std::to_string(kT0) + ")::text, '~')";
   }
 
-  static testing::PgServer* pg_;
   static int n_;
   std::string db_;
   std::string url_;
@@ -193,7 +187,6 @@ class PgApplierTest : public ::testing::Test {
   std::unique_ptr<PgSession> session_;
   std::unique_ptr<PgApplier> applier_;
 };
-testing::PgServer* PgApplierTest::pg_ = nullptr;
 int PgApplierTest::n_ = 0;
 
 TEST_F(PgApplierTest, AppliesBatchesInOrderWithExactRows) {

@@ -1,0 +1,7 @@
+#include "tests/support/pg_suite.h"
+
+namespace msgx::testing {
+
+PgServer* PgSuite::pg_ = nullptr;
+
+}  // namespace msgx::testing
