@@ -173,20 +173,9 @@ Result<int> Dispatcher::Charge(const std::vector<Event>& events, const std::stri
   return dead;
 }
 
-namespace {
-struct StaleLeader : std::exception {};
-}  // namespace
-
 Status Dispatcher::RunFenced(const std::function<void(pqxx::dbtransaction&)>& fn) {
   if (options_.log_uuid.empty()) return pg_->Run(fn);
-  if (epoch_ == 0) return Status::Infra("not leader");
-  Status fence = Status::Ok();
-  Status s = pg_->Run([&](pqxx::dbtransaction& tx) {
-    fence = CheckEpoch(tx, options_.pipeline, epoch_, options_.log_uuid);
-    if (!fence.ok()) throw StaleLeader();
-    fn(tx);
-  });
-  return fence.ok() ? s : fence;
+  return msgx::RunFenced(pg_, options_.pipeline, epoch_, options_.log_uuid, fn);
 }
 
 DispatchStep Dispatcher::Stall(const Status& outage) {

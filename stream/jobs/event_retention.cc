@@ -1,18 +1,10 @@
 #include "stream/jobs/event_retention.h"
 
-#include <exception>
 #include <utility>
 
 #include "stream/pg/pg_leadership.h"
 
 namespace msgx {
-namespace {
-
-// Ends the transaction without a commit; PgSession::Run catches std::exception.
-struct StaleLeader : std::exception {};
-
-}  // namespace
-
 EventRetention::EventRetention(PgSession* pg, const Clock* clock, EventRetentionOptions options)
     : pg_(pg), clock_(clock), options_(std::move(options)) {}
 
@@ -21,21 +13,17 @@ std::string EventRetention::Cutoff() const {
 }
 
 Result<int> EventRetention::Step(std::int64_t epoch) {
-  if (epoch == 0) return Status::Infra("not leader");
   int deleted = 0;
-  Status fence = Status::Ok();
   const std::string cutoff = Cutoff();
-  Status s = pg_->Run([&](pqxx::dbtransaction& tx) {
-    fence = CheckEpoch(tx, options_.pipeline, epoch, options_.log_uuid);
-    if (!fence.ok()) throw StaleLeader();
-    const pqxx::result r = tx.exec_params(
-        "DELETE FROM msg_event WHERE event_id IN (SELECT event_id FROM msg_event WHERE state = "
-        "'SENT' AND sent_at < $1::timestamptz ORDER BY sent_at, event_id LIMIT $2 FOR UPDATE "
-        "SKIP LOCKED)",
-        cutoff, options_.batch);
-    deleted = static_cast<int>(r.affected_rows());
-  });
-  if (!fence.ok()) return fence;
+  Status s =
+      RunFenced(pg_, options_.pipeline, epoch, options_.log_uuid, [&](pqxx::dbtransaction& tx) {
+        const pqxx::result r = tx.exec_params(
+            "DELETE FROM msg_event WHERE event_id IN (SELECT event_id FROM msg_event WHERE state = "
+            "'SENT' AND sent_at < $1::timestamptz ORDER BY sent_at, event_id LIMIT $2 FOR UPDATE "
+            "SKIP LOCKED)",
+            cutoff, options_.batch);
+        deleted = static_cast<int>(r.affected_rows());
+      });
   if (!s.ok()) return s;
   return deleted;
 }

@@ -81,6 +81,23 @@ Status PgLeadership::CheckAlive() {
   }
 }
 
+namespace {
+// Ends a fenced transaction without a commit; PgSession::Run catches it.
+struct StaleLeader : std::exception {};
+}  // namespace
+
+Status RunFenced(PgSession* pg, const std::string& pipeline, std::int64_t epoch,
+                 const std::string& log_uuid, const std::function<void(pqxx::dbtransaction&)>& fn) {
+  if (epoch == 0) return Status::Infra("not leader");
+  Status fence = Status::Ok();
+  Status s = pg->Run([&](pqxx::dbtransaction& tx) {
+    fence = CheckEpoch(tx, pipeline, epoch, log_uuid);
+    if (!fence.ok()) throw StaleLeader();
+    fn(tx);
+  });
+  return fence.ok() ? s : fence;
+}
+
 Status CheckEpoch(pqxx::dbtransaction& tx, const std::string& pipeline, std::int64_t epoch,
                   const std::string& log_uuid) {
   pqxx::result r = tx.exec_params(

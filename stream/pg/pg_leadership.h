@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <pqxx/pqxx>
@@ -66,5 +67,13 @@ class PgLeadership {
 // row lock (FOR SHARE) so that no new epoch is granted until it commits.
 Status CheckEpoch(pqxx::dbtransaction& tx, const std::string& pipeline, std::int64_t epoch,
                   const std::string& log_uuid);
+
+class PgSession;
+
+// Runs `fn` in one transaction of `pg` that first checks the epoch
+// (CheckEpoch): kInfra "not leader" for epoch 0, the fence's kInfra when
+// stale (nothing of `fn` is committed), otherwise what PgSession::Run says.
+Status RunFenced(PgSession* pg, const std::string& pipeline, std::int64_t epoch,
+                 const std::string& log_uuid, const std::function<void(pqxx::dbtransaction&)>& fn);
 
 }  // namespace msgx
