@@ -14,7 +14,7 @@
 
 namespace msgx {
 
-RebuildGate::RebuildGate(Options options) : o_(std::move(options)) {
+RebuildGate::RebuildGate(Options options) : o_(std::move(options)), marker_(ReadMarker()) {
   if (!o_.load) loaded_ = true;
 }
 
@@ -49,8 +49,8 @@ Status RebuildGate::BeforeStep(std::int64_t applied, std::vector<std::int64_t>* 
         "batch digests; " +
         why);
   }
-  if (auto until = ReadMarker(); until && applied < *until) {
-    return Status::Infra("a rebuild up to offset " + std::to_string(*until) +
+  if (marker_ && applied < *marker_) {
+    return Status::Infra("a rebuild up to offset " + std::to_string(*marker_) +
                          " is checked against PostgreSQL's batch digests; " + why);
   }
   return Status::Ok();

@@ -69,6 +69,9 @@ class RebuildGate {
 
   Options o_;
   bool loaded_ = false;
+  // The marker as it was at construction: only this gate writes it, and
+  // only once loaded, when it is no longer read.
+  std::optional<std::int64_t> marker_;
   std::optional<RebuildCheck> check_;  // set when loaded and pending
 };
 
