@@ -276,6 +276,8 @@ const std::vector<KeySpec>& Keys() {
       return v.empty() ? Bad(key, v, "must not be empty") : Status::Ok();
     };
     k.push_back(Text("state.dir", &Config::state_dir, nonempty));
+    k.push_back(Integer<int>(
+        "state.min-free-mb", [](Config& c) -> int& { return c.state_min_free_mb; }, 1, 1'000'000));
     k.push_back(Text("dev.dir", &Config::dev_dir, nonempty));
     k.push_back(Text("http.listen", &Config::http_listen, CheckHostPort));
     k.push_back(

@@ -187,6 +187,9 @@ void LogStore::Appended(MicrosSinceEpoch t) {
 }
 
 Status LogStore::Commit(rocksdb::WriteBatch* batch) {
+  if (reserve_ != nullptr) {
+    if (Status s = reserve_->Check(); !s.ok()) return s;
+  }
   rocksdb::WriteOptions wo;
   wo.sync = true;
   return FromRocks(db_->Write(wo, batch), "append to log");

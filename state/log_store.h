@@ -34,6 +34,7 @@
 #include "base/clock.h"
 #include "base/result.h"
 #include "state/capture_progress.h"
+#include "state/disk_reserve.h"
 #include "state/log_iterator.h"
 #include "state/log_record.h"
 
@@ -54,6 +55,12 @@ class LogStore {
   ~LogStore();
   LogStore(const LogStore&) = delete;
   LogStore& operator=(const LogStore&) = delete;
+
+  // From now on every append first checks `reserve` (state/disk_reserve.h)
+  // and fails with its kInfra, writing nothing, while too little is free.
+  // Null: no check. REQUIRES: called before the store is shared between
+  // threads; `reserve` outlives the store.
+  void set_reserve(const DiskReserve* reserve) { reserve_ = reserve; }
 
   const std::string& log_uuid() const { return log_uuid_; }
   // The offset the next record gets; also the number of records.
@@ -98,6 +105,7 @@ class LogStore {
   Status Read(std::uint64_t from, std::size_t max, std::vector<LogEntry>* out) const;
 
  private:
+  const DiskReserve* reserve_ = nullptr;
   LogStore(std::unique_ptr<rocksdb::DB> db, Clock* clock);
   // The append time of the next records (docs/fold.md#the-folds-clock):
   // the wall clock, never below the last append time, and never further

@@ -330,6 +330,7 @@ Status StateStore::Commit(const BatchWrite& batch) {
   }
   wb.Put(meta_, "generation", S(EncodeBe64(static_cast<std::uint64_t>(m.generation))));
   wb.Put(meta_, "fold_version", S(EncodeBe64(static_cast<std::uint64_t>(m.fold_version))));
+  if (Status r = CheckReserve(); !r.ok()) return r;
   rocksdb::WriteOptions wo;
   wo.sync = options_.sync;
   rocksdb::Status s = db_->Write(wo, &wb);
@@ -396,6 +397,7 @@ Result<int> StateStore::PrunePending(std::int64_t upto, MicrosSinceEpoch appende
   }
   if (!it->status().ok()) return Infra(it->status(), "scan pending");
   if (n == 0) return 0;
+  if (Status r = CheckReserve(); !r.ok()) return r;
   rocksdb::WriteOptions wo;
   wo.sync = options_.sync;
   rocksdb::Status s = db_->Write(wo, &wb);

@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "state/disk_reserve.h"
 #include "state/flight.h"
 #include "state/outcome.h"
 #include "state/pending_batch.h"
@@ -81,6 +82,10 @@ class StateStore final : public StateView {
     // RocksDB's Env (tests: an injected full disk); REQUIRES: outlives the
     // store. Null: the default.
     rocksdb::Env* env = nullptr;
+    // Checked before every write, which fails with its kInfra and writes
+    // nothing while too little is free (state/disk_reserve.h). Null: no
+    // check. REQUIRES: outlives the store.
+    const DiskReserve* reserve = nullptr;
   };
 
   // Opens (creating when absent and not read-only) the store at `path`.
@@ -143,6 +148,10 @@ class StateStore final : public StateView {
   Result<std::optional<std::string>> Get(rocksdb::ColumnFamilyHandle* cf, std::string_view key,
                                          const rocksdb::Snapshot* snapshot = nullptr) const;
   Result<StateMeta> ReadMetaAt(const rocksdb::Snapshot* snapshot) const;
+  // options_.reserve's verdict; OK without one.
+  Status CheckReserve() const {
+    return options_.reserve != nullptr ? options_.reserve->Check() : Status::Ok();
+  }
 
   Options options_;
   std::unique_ptr<rocksdb::DB> db_;

@@ -102,22 +102,14 @@ std::unique_ptr<FileLock> AcquireStateDirLock(const std::string& path, Stopper* 
 }
 
 // RocksDB cannot open a store on a full disk without aborting the process
-// (an assertion of the Debian build, in its error path), and after a write
-// error it resumes only with a write buffer's worth of space free: so
-// start-up waits until state.dir has that much (docs/operations.md#error-classes).
-constexpr std::uintmax_t kMinFreeToOpen = 64ULL << 20;
-
-// Waits until the state.dir filesystem has kMinFreeToOpen available, saying
-// so in /readyz. False when stopped.
-bool WaitForFreeSpace(const std::string& dir, Stopper* stopper, Startup* startup) {
+// (an assertion of the Debian build, in its error path): so start-up waits
+// until state.dir has the reserve free (docs/operations.md#error-classes),
+// saying so in /readyz. False when stopped.
+bool WaitForFreeSpace(const DiskReserve& reserve, Stopper* stopper, Startup* startup) {
   for (int attempt = 1;; ++attempt) {
-    std::error_code ec;
-    const std::filesystem::space_info space = std::filesystem::space(dir, ec);
-    if (ec || space.available >= kMinFreeToOpen) return true;
-    const std::string why =
-        "waiting for free space in state.dir: " + std::to_string(space.available >> 20) +
-        " MiB available, " + std::to_string(kMinFreeToOpen >> 20) +
-        " MiB needed to open the stores";
+    const Status free = reserve.Check();
+    if (free.ok()) return true;
+    const std::string why = "waiting for free space to open the stores: " + free.message();
     if (attempt == 1) Logger("run")->warn("{}", why);
     startup->SetPhase(why);
     if (!stopper->WaitFor(BackoffDelay({kStartRetry}, kStartRetryCap, attempt))) return false;
@@ -230,13 +222,20 @@ int RunService(const Config& config) {
   auto dir_lock = AcquireStateDirLock(config.state_dir + "/LOCK.msgx", &stopper, &startup);
   if (!dir_lock) return 0;  // stopped while waiting
 
-  if (!WaitForFreeSpace(config.state_dir, &stopper, &startup)) return 0;
+  // Before the stores that check it; outlives them.
+  const DiskReserve reserve(config.state_dir, static_cast<std::uintmax_t>(config.state_min_free_mb)
+                                                  << 20);
+  if (!WaitForFreeSpace(reserve, &stopper, &startup)) return 0;
   startup.SetPhase("opening the stores");
   auto log = OpenRetrying("log store", &stopper, &startup,
                           [&] { return LogStore::Open(config.state_dir + "/log", clock); });
   if (!log.ok()) return stopper.stopped() ? 0 : 1;
-  auto store = OpenRetrying("state store", &stopper, &startup,
-                            [&] { return StateStore::Open(config.state_dir + "/state", {}); });
+  (*log)->set_reserve(&reserve);
+  auto store = OpenRetrying("state store", &stopper, &startup, [&] {
+    StateStore::Options options;
+    options.reserve = &reserve;
+    return StateStore::Open(config.state_dir + "/state", options);
+  });
   if (!store.ok()) return stopper.stopped() ? 0 : 1;
   LogStore* log_store = log->get();
   // The log says which decision settings are in force before anything else

@@ -79,6 +79,7 @@ class PipelineTest : public ::testing::Test {
     auto dir = testing::MakeOwnedTempDir("pipeline", std::nullopt);
     ASSERT_TRUE(dir.ok());
     state_dir_ = *dir;
+    msgx_log_ = state_dir_ + "/msgx.log";
     RedisCli({"FLUSHALL"});
   }
 
@@ -126,7 +127,7 @@ class PipelineTest : public ::testing::Test {
     SpawnOptions o;
     o.argv = {MSGX_BINARY, "run"};
     o.extra_env = EnvWith(more_env);
-    o.stderr_path = state_dir_ + "/msgx.log";
+    o.stderr_path = msgx_log_;
     o.append_output = true;
     o.parent_death_signal = SIGKILL;
     auto pid = Spawn(o);
@@ -309,11 +310,16 @@ class PipelineTest : public ::testing::Test {
     }
   }
 
+  // Whether msgx's log holds `needle`.
+  bool LogHas(const std::string& needle) const {
+    auto log = ReadFileToString(msgx_log_);
+    return log.ok() && log->find(needle) != std::string::npos;
+  }
+
   std::string Log() const {
     SpawnOptions o;
     // The last lines, without librdkafka's own connection noise.
-    o.argv = {"sh", "-c",
-              "grep -v '\"component\":\"kafka\"' '" + state_dir_ + "/msgx.log' | tail -n 40"};
+    o.argv = {"sh", "-c", "grep -v '\"component\":\"kafka\"' '" + msgx_log_ + "' | tail -n 40"};
     auto out = RunCommand(o, "", seconds(5));
     return out.ok() ? out->out : "";
   }
@@ -327,6 +333,7 @@ class PipelineTest : public ::testing::Test {
   std::string own_url_;
   std::string topic_msg_, topic_schd_, topic_ref_;
   std::string state_dir_;
+  std::string msgx_log_;  // msgx's stderr: in the first state_dir_, wherever that moves
 };
 
 testing::PgServer* PipelineTest::pg_ = nullptr;
@@ -808,7 +815,7 @@ TEST_F(PipelineTest, ABugInTheApplierStopsItAloneAndMsgxExitsOne) {
   auto exit = WaitForExit(pid, seconds(60));
   ASSERT_TRUE(exit.ok());
   EXPECT_EQ(exit->code, 1);
-  std::ifstream in(state_dir_ + "/msgx.log");
+  std::ifstream in(msgx_log_);
   std::stringstream log;
   log << in.rdbuf();
   EXPECT_NE(log.str().find("ALARM: applier stopped: INTERNAL: failpoint applier.step"),
@@ -1024,6 +1031,39 @@ bool Succeeds(std::vector<std::string> argv) {
   return r.ok() && r->status.ok();
 }
 
+// A tmpfs of `size` mounted at `path` (created) for as long as it lives,
+// where this machine allows mounting one (Mounted() says).
+class ScopedTmpfs {
+ public:
+  ScopedTmpfs(const std::string& path, const std::string& size) : path_(path) {
+    std::filesystem::create_directories(path);
+    mounted_ = Succeeds({"mount", "-t", "tmpfs", "-o", "size=" + size, "tmpfs", path});
+  }
+  ~ScopedTmpfs() {
+    if (mounted_) (void)Succeeds({"umount", "-l", path_});
+  }
+  ScopedTmpfs(const ScopedTmpfs&) = delete;
+  ScopedTmpfs& operator=(const ScopedTmpfs&) = delete;
+  bool Mounted() const { return mounted_; }
+
+ private:
+  std::string path_;
+  bool mounted_ = false;
+};
+
+// Fills the file system of `dir` with `file`, up to its last byte even while
+// msgx writes to it: fallocate of all but 1 MiB it has left, then zeros
+// appended until a write fails.
+bool FillUp(const std::string& dir, const std::string& file) {
+  const std::uintmax_t left = std::filesystem::space(dir).available;
+  if (left > (2U << 20) &&
+      !Succeeds({"fallocate", "-l", std::to_string(left - (1U << 20)), file})) {
+    return false;
+  }
+  (void)Succeeds({"sh", "-c", "dd if=/dev/zero bs=4096 >>'" + file + "' 2>/dev/null"});
+  return std::filesystem::space(dir).available < (1U << 20);
+}
+
 // MSGX_TEST_FAULT_SECONDS, how long each fault of the fault run holds:
 // default 3 (the documented run uses 20).
 int FaultSeconds() {
@@ -1038,12 +1078,17 @@ int FaultSeconds() {
 // the mailbox's), and the broker down, each held FaultSeconds(). msgx never
 // exits and meets each fault as a stall, never an ALARM; afterwards every
 // outcome, Redis and Kafka are complete, per-flight order holds, and
-// `refold --verify` passes. A full state.dir is not among them: on a real
-// filesystem RocksDB's WAL preallocation absorbs a short one, and its
-// recovery waits for a free write buffer's worth (64 MB) of space
-// (docs/operations.md#error-classes); disk_full_test.cc injects it below
-// RocksDB instead.
+// `refold --verify` passes. Where this machine may mount a tmpfs, state.dir
+// is on one and the last fault fills it up to its last byte: the log and
+// the state store stall at their free-space reserve
+// (docs/operations.md#error-classes).
 TEST_F(PipelineTest, FaultsWhileTrafficFlowsLoseNothing) {
+  ScopedTmpfs tmpfs(state_dir_ + "/fs", "512m");
+  if (tmpfs.Mounted()) {
+    state_dir_ += "/fs";
+  } else {
+    std::printf("cannot mount a tmpfs here: the full state.dir is left out\n");
+  }
   LoadMailbox(0);
   Consumers consumers;
   StartConsumers(&consumers, seconds(600));
@@ -1135,6 +1180,19 @@ TEST_F(PipelineTest, FaultsWhileTrafficFlowsLoseNothing) {
   fault(
       "the broker down", [&] { rd_kafka_mock_broker_set_down(kafka_->cluster(), 1); },
       [&] { rd_kafka_mock_broker_set_up(kafka_->cluster(), 1); });
+  const std::string filler = state_dir_ + "/filler";
+  if (tmpfs.Mounted()) {
+    fault(
+        "state.dir full",
+        [&] {
+          ASSERT_TRUE(FillUp(state_dir_, filler));
+          // The fault is on once a write has met it.
+          for (int i = 0; i < 300 && !LogHas("msgx keeps free"); ++i) {
+            std::this_thread::sleep_for(milliseconds(100));
+          }
+        },
+        [&] { std::filesystem::remove(filler); });
+  }
   flowing = false;
   traffic.join();
 
@@ -1147,10 +1205,11 @@ TEST_F(PipelineTest, FaultsWhileTrafficFlowsLoseNothing) {
   ExpectConsistent(rows);
 
   // Each fault was met, as an outage.
-  auto log = ReadFileToString(state_dir_ + "/msgx.log");
+  auto log = ReadFileToString(msgx_log_);
   ASSERT_TRUE(log.ok());
   std::vector<std::string> met = {"OOM command not allowed", "MISCONF", "read-only transaction",
                                   "not connected"};
+  if (tmpfs.Mounted()) met.emplace_back("msgx keeps free");
   for (const std::string& needle : met) {
     EXPECT_NE(log->find(needle), std::string::npos) << "never met: " << needle;
   }
@@ -1168,17 +1227,10 @@ TEST_F(PipelineTest, FaultsWhileTrafficFlowsLoseNothing) {
 // fallocate; skipped where this machine may not mount one).
 TEST_F(PipelineTest, AFullDiskAtStartUpIsWaitedOut) {
   const std::string mount = state_dir_ + "/fs";
-  std::filesystem::create_directories(mount);
-  if (!Succeeds({"mount", "-t", "tmpfs", "-o", "size=128m", "tmpfs", mount})) {
-    GTEST_SKIP() << "cannot mount a tmpfs here";
-  }
-  struct Unmount {
-    std::string path;
-    ~Unmount() { (void)Succeeds({"umount", "-l", path}); }
-  } unmount{mount};
+  ScopedTmpfs tmpfs(mount, "512m");
+  if (!tmpfs.Mounted()) GTEST_SKIP() << "cannot mount a tmpfs here";
   const std::string filler = mount + "/filler";
-  ASSERT_TRUE(Succeeds(
-      {"fallocate", "-l", std::to_string(std::filesystem::space(mount).available), filler}));
+  ASSERT_TRUE(FillUp(mount, filler));
   const std::int64_t rows = LoadMailbox(0);
   auto port = FreeLoopbackPort();
   ASSERT_TRUE(port.ok());
@@ -1186,7 +1238,9 @@ TEST_F(PipelineTest, AFullDiskAtStartUpIsWaitedOut) {
       StartMsgx({"MSGX_STATE_DIR=" + mount, "MSGX_HTTP_LISTEN=127.0.0.1:" + std::to_string(*port)});
   const auto [status, body] = ReadyzOnceItSays(*port, "free space", 100);
   EXPECT_EQ(status, 503);
-  EXPECT_NE(body.find("waiting for free space in state.dir"), std::string::npos) << body;
+  EXPECT_NE(body.find("waiting for free space to open the stores: state.dir has 0 MiB free"),
+            std::string::npos)
+      << body;
   std::this_thread::sleep_for(seconds(1));
   EXPECT_FALSE(PollExit(pid).has_value()) << Log();
   std::filesystem::remove(filler);
