@@ -58,7 +58,8 @@ Result<std::vector<Dispatcher::Event>> Dispatcher::LoadHead(bool open_batch_only
   if (unbatched_only) sql += " AND batch_id IS NULL";
   sql += " ORDER BY event_id LIMIT $2";
   const int limit = options_.aggregate ? options_.flush_limit : options_.claim_limit;
-  Status s = pg_->Run([&](pqxx::dbtransaction& tx) {
+  // Fenced too: a stale leader loads nothing, so it publishes nothing.
+  Status s = RunFenced([&](pqxx::dbtransaction& tx) {
     pqxx::result r = tx.exec_params(sql, options_.target, limit);
     out.reserve(r.size());
     for (const auto& row : r) {

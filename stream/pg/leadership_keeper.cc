@@ -1,5 +1,6 @@
 #include "stream/pg/leadership_keeper.h"
 
+#include "base/failpoint.h"
 #include "base/log.h"
 
 namespace msgx {
@@ -50,10 +51,37 @@ Status LeadershipKeeper::TryFirst() {
   return led.ok() ? Status::Ok() : led.status();
 }
 
+void LeadershipKeeper::StepDownIfStale(std::string_view reason) {
+  if (reason.find(kStaleEpochMark) == std::string_view::npos) return;
+  std::int64_t held = epoch();
+  if (held == 0 || !epoch_.compare_exchange_strong(held, 0, std::memory_order_acq_rel)) return;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    waiting_ = "stepped down: " + std::string(reason);
+  }
+  stepped_down_.store(true, std::memory_order_release);
+  Logger("leadership")
+      ->warn(
+          "stepping down from epoch {}: a write was refused ({}); the applier and "
+          "dispatchers pause",
+          held, reason);
+}
+
 Status LeadershipKeeper::Run() {
   auto lg = Logger("leadership");
   while (stopper_->WaitFor(retry_)) {
+    if (stepped_down_.exchange(false, std::memory_order_acq_rel)) {
+      // The lock session, if it still lives; and an epoch this loop may
+      // have been granted on it since the step-down (then it leads again
+      // at the next turn, on a new session).
+      leadership_.Release();
+      epoch_.store(0, std::memory_order_release);
+      said_ = false;
+    }
     if (epoch() > 0) {
+      // Test-only (docs/commit-protocol.md#crash-points): a check that
+      // misses the lost lock, as a process paused past a takeover would.
+      if (MSGX_FAILPOINT_ERROR("leadership.check", "")) continue;
       Status alive = leadership_.CheckAlive();
       if (alive.ok()) continue;
       epoch_.store(0, std::memory_order_release);

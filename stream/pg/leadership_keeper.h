@@ -11,6 +11,11 @@
 //     the applier and the dispatchers pause; it re-acquires with a new epoch
 //     when it can. Another process may lead meanwhile: then this one waits,
 //     and its stale epoch can commit nothing (CheckEpoch).
+//   - StepDownIfStale(reason): a writer's refusal that names a stale epoch
+//     (kStaleEpochMark) means another process was granted a newer epoch
+//     before this one's check noticed the lost lock; epoch() drops to 0 at
+//     once, so every stage that needs leadership pauses, and Run() closes
+//     the lock session and tries again, as after a lost lock.
 //
 // The fold and capture do not need this lock: they write only the state
 // directory, which the state.dir lock protects, so they run while this
@@ -25,6 +30,7 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <string_view>
 
 #include "base/stopper.h"
 #include "stream/pg/pg_leadership.h"
@@ -45,6 +51,9 @@ class LeadershipKeeper {
   std::int64_t epoch() const { return epoch_.load(std::memory_order_acquire); }
   // Why this process does not lead right now ("" when it does).
   std::string waiting() const;
+  // Steps down when `reason` (a stalled writer's) contains kStaleEpochMark;
+  // does nothing otherwise or when not leading. From any thread.
+  void StepDownIfStale(std::string_view reason);
 
  private:
   // One attempt; true when leading afterwards.
@@ -55,6 +64,7 @@ class LeadershipKeeper {
   std::chrono::milliseconds retry_;
   bool said_ = false;  // the current reason not to lead was logged
   std::atomic<std::int64_t> epoch_{0};
+  std::atomic<bool> stepped_down_{false};  // set by StepDownIfStale, cleared by Run()
   mutable std::mutex mu_;
   std::string waiting_;  // guarded by mu_
 };

@@ -24,6 +24,7 @@
 #include <optional>
 #include <pqxx/pqxx>
 #include <string>
+#include <string_view>
 
 #include "base/result.h"
 
@@ -61,6 +62,11 @@ class PgLeadership {
   std::unique_ptr<pqxx::connection> conn_;
   std::int64_t epoch_ = 0;
 };
+
+// What every refusal of a stale leader's write says, in PostgreSQL and in
+// Redis (state/redis_mirror.h): LeadershipKeeper::StepDownIfStale looks
+// for it.
+inline constexpr std::string_view kStaleEpochMark = "stale epoch";
 
 // Inside a writer's transaction: kInfra "stale epoch" unless `pipeline`'s
 // leader_epoch equals `epoch` and its log_uuid equals `log_uuid`. Takes a

@@ -316,7 +316,10 @@ int RunService(const Config& config) {
   ro.clock = clock;
   ro.waiter = &waiter;
   ro.service = &stopper;
-  if (keeper) ro.leading = [k = keeper.get()] { return k->epoch() > 0; };
+  if (keeper) {
+    ro.leading = [k = keeper.get()] { return k->epoch() > 0; };
+    ro.leader_stalled = [k = keeper.get()](std::string_view why) { k->StepDownIfStale(why); };
+  }
   StageRunner runner(ro);
   // After the runner, so it goes first: its thread wakes the fold.
   std::unique_ptr<RebuildFetcher> fetcher;

@@ -176,6 +176,7 @@ void StageRunner::Loop(Entry* e) {
           e->m_stalled->Set(1);
         }
         SetState(e, StageState::kStalled, r.reason);
+        if (p.needs_leadership && options_.leader_stalled) options_.leader_stalled(r.reason);
         const Millis d = BackoffDelay(p.backoff, p.backoff_cap, failures);
         if (!wait_until(clock->NowMicros() + d.count() * 1000)) break;
         continue;

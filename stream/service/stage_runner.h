@@ -11,7 +11,9 @@
 //     stops that stage only; the others go on, /readyz says which failed,
 //     and ExitStatus() is 1;
 //   - leadership: a stage that needs it does not step while `leading`
-//     returns false;
+//     returns false, and each stall of such a stage is reported to
+//     `leader_stalled` (with its reason), so that a stale leader steps
+//     down at its first refused write (docs/operations.md#who-writes);
 //   - health: one entry per stage (state, reason, since, steps, stalls,
 //     time in step, the stage's figures), and the same as metrics:
 //     msgx_stage_steps_total, msgx_stage_stalls_total,
@@ -95,7 +97,10 @@ class StageRunner {
     StageWaiter* waiter = nullptr;
     Stopper* service = nullptr;     // its Stop() stops every stage
     std::function<bool()> leading;  // empty: this process always leads
-    Metrics* metrics = nullptr;     // null: Metrics::Global()
+    // Called, from the stage's thread, with the reason of every stalled
+    // step of a stage that needs leadership; may be empty.
+    std::function<void(std::string_view reason)> leader_stalled;
+    Metrics* metrics = nullptr;  // null: Metrics::Global()
   };
   explicit StageRunner(Options options);
   ~StageRunner();

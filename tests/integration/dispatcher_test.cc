@@ -438,6 +438,7 @@ TEST_F(DispatcherTest, AStaleLeadersWritesDoNotLand) {
   ASSERT_TRUE(stale.ok());
   EXPECT_EQ(stale->kind, DispatchStep::Kind::kStalled);
   EXPECT_NE(stale->error.find("stale epoch"), std::string::npos) << stale->error;
+  EXPECT_EQ(counting.calls, 1) << "a stale leader loads, so publishes, nothing";
   EXPECT_EQ(Query("SELECT count(*) FROM msg_event WHERE state = 'SENT'"), "3");
   EXPECT_EQ(Query("SELECT count(*) FROM msg_event WHERE state = 'PENDING' AND attempts = 0"), "2");
 }

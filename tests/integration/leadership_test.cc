@@ -6,6 +6,8 @@
 #include <chrono>
 #include <thread>
 
+#include "base/stopper.h"
+#include "stream/pg/leadership_keeper.h"
 #include "stream/pg/pg_leadership.h"
 #include "stream/pg/pg_session.h"
 #include "tests/support/fixtures.h"
@@ -84,6 +86,33 @@ TEST_F(LeadershipTest, AStaleEpochCannotCommit) {
     if (!e.ok()) throw std::runtime_error(e.message());
   });
   EXPECT_TRUE(current.ok()) << current.ToString();
+}
+
+// A writer's refusal that names a stale epoch steps the keeper down at once
+// (epoch 0, and waiting() says why); any other stall does not. Then it
+// leads again, with a newer epoch, once it can.
+TEST_F(LeadershipTest, TheKeeperStepsDownOnAStaleEpoch) {
+  Stopper stopper;
+  LeadershipKeeper keeper(url_, "log-1", &stopper, std::chrono::milliseconds(50));
+  ASSERT_TRUE(keeper.TryFirst().ok());
+  const std::int64_t first = keeper.epoch();
+  ASSERT_GT(first, 0);
+  std::thread run([&] { EXPECT_TRUE(keeper.Run().ok()); });
+  keeper.StepDownIfStale("postgres: not connected");
+  EXPECT_EQ(keeper.epoch(), first);
+  keeper.StepDownIfStale("stale epoch 1 (current 2): another msgx leads now");
+  const std::int64_t right_after = keeper.epoch();
+  const std::string why = keeper.waiting();
+  std::int64_t again = 0;
+  for (int i = 0; i < 200 && again <= first; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    again = keeper.epoch();
+  }
+  stopper.Stop();
+  run.join();
+  EXPECT_EQ(right_after, 0);
+  EXPECT_EQ(why.rfind("stepped down: stale epoch 1", 0), 0u) << why;
+  EXPECT_GT(again, first);
 }
 
 TEST_F(LeadershipTest, AForeignLogIsRefused) {

@@ -669,6 +669,120 @@ TEST_F(PipelineTest, SecondProcessWaitsAndTakesOver) {
   ExpectConsistent(rows);
 }
 
+// A stale leader (issue 12; docs/operations.md#who-writes). A copy of a
+// stopped leader's state.dir makes a second process B on the same log. A
+// leads again and dispatches while rows arrive; then its lock is revoked
+// (its lock session terminated) and its lock check blinded (failpoint
+// leadership.check), as if it had been paused past the takeover: it goes on
+// with its old epoch. B takes over with a newer one. Nothing A writes
+// afterwards lands: an audit trigger on every table of msgx's database
+// records each writing statement's application_name, and after B's epoch
+// grant none is A's; Redis's mirror carries B's epoch; A steps down at its
+// first refused write. (Kafka fences A's producer itself, by the shared
+// transactional id; A's dispatchers load nothing once their epoch is stale.)
+TEST_F(PipelineTest, AStaleLeadersWritesDoNotLand) {
+  const std::int64_t first_rows = LoadMailbox(200);
+  const std::string url_a = own_url_ + "?application_name=msgx-A";
+  const std::string url_b = own_url_ + "?application_name=msgx-B";
+  pid_t a = StartMsgx({"MSGX_POSTGRES_URL=" + url_a});
+  ASSERT_TRUE(WaitSettled(first_rows, seconds(120))) << Log();
+  StopMsgx(a);
+  const std::string dir_b = state_dir_ + "-b";
+  std::filesystem::copy(state_dir_, dir_b, std::filesystem::copy_options::recursive);
+  own_pg_->Psql(own_db_, R"(
+    CREATE TABLE audit (seq BIGSERIAL PRIMARY KEY, app TEXT NOT NULL, tbl TEXT NOT NULL);
+    CREATE FUNCTION audit_write() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        INSERT INTO audit (app, tbl) VALUES (current_setting('application_name'), TG_TABLE_NAME);
+        RETURN NULL;
+      END $$;
+    DO $$ DECLARE t TEXT; BEGIN
+      FOR t IN SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'audit'
+      LOOP
+        EXECUTE format('CREATE TRIGGER audit_write AFTER INSERT OR UPDATE OR DELETE ON %I '
+                       'FOR EACH STATEMENT EXECUTE FUNCTION audit_write()', t);
+      END LOOP;
+    END $$;)");
+
+  a = StartMsgx({"MSGX_POSTGRES_URL=" + url_a, "MSGX_TEST_FAILPOINTS=leadership.check::error"});
+  const std::string lock_app = "msgx run pid=" + std::to_string(a) + " ";
+  // A leads (its first run's session may take a moment to go) before B starts.
+  const std::string a_holds =
+      "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity s ON s.pid = l.pid WHERE "
+      "l.locktype = 'advisory' AND l.granted AND s.application_name LIKE '" +
+      lock_app + "%'";
+  bool a_leads = false;
+  for (int i = 0; i < 300 && !a_leads; ++i) {
+    a_leads = OwnCount(a_holds) > 0;
+    if (!a_leads) std::this_thread::sleep_for(milliseconds(100));
+  }
+  ASSERT_TRUE(a_leads) << Log();
+  const std::string log_a = msgx_log_;
+  msgx_log_ = dir_b + "/msgx-b.log";
+  const pid_t b = StartMsgx({"MSGX_POSTGRES_URL=" + url_b, "MSGX_STATE_DIR=" + dir_b});
+  std::atomic<bool> flowing{true};
+  std::thread traffic([&] {
+    for (int i = 0; flowing; ++i) {
+      AddGenerated(20, 950'000 + 20 * i);
+      std::this_thread::sleep_for(milliseconds(200));
+    }
+  });
+  // A dispatches (its events are being marked SENT), B waits for the lock.
+  const std::int64_t sent_before = OwnCount("SELECT count(*) FROM msg_event WHERE state = 'SENT'");
+  for (int i = 0; i < 200; ++i) {
+    if (OwnCount("SELECT count(*) FROM msg_event WHERE state = 'SENT'") > sent_before + 20) break;
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+  const std::int64_t epoch_a = OwnCount("SELECT leader_epoch FROM pipeline");
+  own_pg_->Psql("postgres",
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name "
+                "LIKE '" +
+                    lock_app + "%'");
+  // B takes over; A, blind to its lost lock, meets the fence and steps down.
+  std::int64_t epoch_b = epoch_a;
+  for (int i = 0; i < 300 && epoch_b == epoch_a; ++i) {
+    std::this_thread::sleep_for(milliseconds(100));
+    epoch_b = OwnCount("SELECT leader_epoch FROM pipeline");
+  }
+  ASSERT_GT(epoch_b, epoch_a);
+  bool stepped_down = false;
+  for (int i = 0; i < 300 && !stepped_down; ++i) {
+    std::this_thread::sleep_for(milliseconds(100));
+    auto log = ReadFileToString(log_a);
+    stepped_down = log.ok() && log->find("stepping down from epoch " + std::to_string(epoch_a)) !=
+                                   std::string::npos;
+  }
+  std::this_thread::sleep_for(seconds(2));  // A, now a standby, keeps running
+  flowing = false;
+  traffic.join();
+  const std::int64_t rows = MailboxRows();
+  const bool settled = WaitSettled(rows, seconds(120));
+  EXPECT_FALSE(PollExit(a).has_value()) << "A must go on as a standby";
+  StopMsgx(a);
+  StopMsgx(b);
+  EXPECT_TRUE(settled) << Log();
+  EXPECT_TRUE(stepped_down) << "A never stepped down; see " << log_a;
+
+  // B's grant is the first write of B's lock session; after it, no write
+  // of A's (its stages' sessions, or its lock session) landed.
+  const std::string b_lock = "msgx run pid=" + std::to_string(b) + " %";
+  const std::int64_t grant =
+      OwnCount("SELECT min(seq) FROM audit WHERE tbl = 'pipeline' AND app LIKE '" + b_lock + "'");
+  EXPECT_GT(OwnCount("SELECT count(*) FROM audit WHERE app = 'msgx-A' AND seq < " +
+                     std::to_string(grant)),
+            0)
+      << "A wrote nothing before the takeover: the test proves nothing";
+  EXPECT_EQ(OwnCount("SELECT count(*) FROM audit WHERE seq > " + std::to_string(grant) +
+                     " AND (app = 'msgx-A' OR app LIKE '" + lock_app + "%')"),
+            0)
+      << own_pg_->Psql(own_db_, "SELECT app, tbl, count(*) FROM audit WHERE seq > " +
+                                    std::to_string(grant) + " GROUP BY 1, 2");
+  EXPECT_GT(OwnCount("SELECT count(*) FROM audit WHERE app = 'msgx-B'"), 0);
+  EXPECT_EQ(RedisOut({"HGET", "msgx:mirror", "epoch"}), std::to_string(epoch_b) + "\n");
+  msgx_log_ = log_a;
+  if (settled) ExpectConsistent(rows);
+}
+
 // The broker down mid-stream (rd_kafka_mock_broker_set_down): delivery
 // stalls, nothing goes DEAD or is lost, per-key order holds, and delivery
 // resumes by itself. MSGX_TEST_OUTAGE_SECONDS sets the outage (default 8;

@@ -237,6 +237,33 @@ TEST_F(StageRunnerTest, AStageThatNeedsLeadershipDoesNotStepWithoutIt) {
   EXPECT_EQ(h.state, StageState::kStopped);
 }
 
+// Every stall of a stage that needs leadership reaches leader_stalled (the
+// keeper steps down on a stale epoch); a stall of one that does not, never.
+TEST_F(StageRunnerTest, StallsOfStagesThatNeedLeadershipAreReported) {
+  std::vector<std::string> reported;
+  // One runner per stage: each script's end stops its runner's service.
+  auto run_one = [&](bool needs_leadership, std::deque<StepOutcome> script) {
+    Stopper service;
+    StageRunner::Options o;
+    o.clock = &clock_;
+    o.waiter = &waiter_;
+    o.service = &service;
+    o.metrics = &metrics_;
+    o.leading = [] { return true; };
+    o.leader_stalled = [&](std::string_view why) { reported.emplace_back(why); };
+    StageRunner runner(o);
+    StagePolicy p = Policy();
+    p.needs_leadership = needs_leadership;
+    runner.Add("stage", std::make_unique<ScriptedStage>(std::move(script), &service), p, true);
+    runner.Run("stage");
+  };
+  run_one(false, {StepOutcome::Stalled("mailbox down")});
+  EXPECT_TRUE(reported.empty());
+  run_one(true, {StepOutcome::Stalled("stale epoch 3 (current 4)"), StepOutcome::Progressed(),
+                 StepOutcome::Stalled("db down")});
+  EXPECT_EQ(reported, (std::vector<std::string>{"stale epoch 3 (current 4)", "db down"}));
+}
+
 TEST_F(StageRunnerTest, StagesRunOnTheirOwnThreadsUntilStopped) {
   auto runner = MakeRunner();
   std::atomic<int> steps{0};
