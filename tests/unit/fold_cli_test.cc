@@ -1,4 +1,4 @@
-// `msgx refold [--verify] [--until]` and `msgx inspect flight` against a
+// `msgx refold [--verify] [--until]` and `msgx inspect flight|ref` against a
 // state.dir holding a real log (the corpus) and a live state store folded
 // from it.
 #include <gtest/gtest.h>
@@ -108,6 +108,25 @@ TEST_F(FoldCliTest, RefoldVerifyInspect) {
   EXPECT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(r.out.find("DELY"), std::string::npos) << r.out;
   EXPECT_EQ(RunMsgx(dir_.path(), "inspect flight NOPE").exit_code, 1);
+
+  // Reference records: the keys of a type, one record, and time travel
+  // (AIRL-DNLD-1 is offset 5: before it there were no AIRL records).
+  r = RunMsgx(dir_.path(), "inspect ref AIRL");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const std::string airl = r.out.substr(0, r.out.find('\n'));
+  ASSERT_FALSE(airl.empty());
+  r = RunMsgx(dir_.path(), "inspect ref AIRL " + airl);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("type: AIRL\nkey: " + airl + "\n"), std::string::npos) << r.out;
+  r = RunMsgx(dir_.path(), "inspect ref AIRL " + airl + " --json");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("\"type\":\"AIRL\""), std::string::npos) << r.out;
+  r = RunMsgx(dir_.path(), "inspect ref AIRL " + airl + " --at 4");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("AIRL " + airl + " not found"), std::string::npos) << r.out;
+  r = RunMsgx(dir_.path(), "inspect ref AIRL --at 4");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("no AIRL records"), std::string::npos) << r.out;
 
   // Corrupt one outcome in the live store: verify finds it.
   {
