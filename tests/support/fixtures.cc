@@ -59,9 +59,21 @@ std::vector<ConsumedMessage> ConsumeTopicUntil(const std::string& bootstrap,
   // A reset must never skip forward silently: start again from the oldest.
   rd_kafka_conf_set(conf, "auto.offset.reset", "earliest", err, sizeof(err));
   rd_kafka_conf_set(conf, "enable.partition.eof", "true", err, sizeof(err));
+  // The end of the partition shows on a fetch that finds nothing, which the
+  // broker would otherwise hold for 500 ms.
+  rd_kafka_conf_set(conf, "fetch.wait.max.ms", "50", err, sizeof(err));
   rd_kafka_t* c = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err));
   EXPECT_NE(c, nullptr) << err;
   if (c == nullptr) return {};
+  // The partition's leader known before the assignment: without it the
+  // offset query finds none, and librdkafka tries again only after 500 ms.
+  {
+    rd_kafka_topic_t* t = rd_kafka_topic_new(c, topic.c_str(), nullptr);
+    const rd_kafka_metadata_t* md = nullptr;
+    if (rd_kafka_metadata(c, 0, t, &md, 5000) == RD_KAFKA_RESP_ERR_NO_ERROR)
+      rd_kafka_metadata_destroy(md);
+    rd_kafka_topic_destroy(t);
+  }
   rd_kafka_topic_partition_list_t* parts = rd_kafka_topic_partition_list_new(1);
   rd_kafka_topic_partition_list_add(parts, topic.c_str(), 0)->offset = RD_KAFKA_OFFSET_BEGINNING;
   rd_kafka_assign(c, parts);
