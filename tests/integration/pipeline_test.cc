@@ -35,6 +35,7 @@
 #include "state/state_store.h"
 #include "stream/capture/mailbox_schema.h"
 #include "tests/support/fixtures.h"
+#include "tests/support/kafka_check.h"
 #include "tests/support/pipeline_check.h"
 #include "tests/support/servers.h"
 #include "tests/support/temp_dirs.h"
@@ -80,22 +81,7 @@ class PipelineTest : public ::testing::Test {
     ASSERT_TRUE(dir.ok());
     state_dir_ = *dir;
     msgx_log_ = state_dir_ + "/msgx.log";
-    RedisCli({"FLUSHALL"});
-  }
-
-  void RedisCli(const std::vector<std::string>& args) {
-    SpawnOptions o;
-    o.argv = {"redis-cli", "-p", std::to_string(redis_->port())};
-    o.argv.insert(o.argv.end(), args.begin(), args.end());
-    (void)RunCommand(o, "", seconds(10));
-  }
-
-  std::string RedisOut(const std::vector<std::string>& args) {
-    SpawnOptions o;
-    o.argv = {"redis-cli", "-p", std::to_string(redis_->port())};
-    o.argv.insert(o.argv.end(), args.begin(), args.end());
-    auto out = RunCommand(o, "", seconds(10));
-    return out.ok() ? out->out : "";
+    redis_->Cli({"FLUSHALL"});
   }
 
   std::vector<std::string> Env() const {
@@ -110,17 +96,9 @@ class PipelineTest : public ::testing::Test {
   }
 
   // Env() with `more` added; an entry of `more` replaces Env()'s of the same
-  // name (the first of two would win).
+  // name.
   std::vector<std::string> EnvWith(const std::vector<std::string>& more) const {
-    std::vector<std::string> env;
-    for (const std::string& e : Env()) {
-      const std::string name = e.substr(0, e.find('=') + 1);
-      bool replaced = false;
-      for (const std::string& m : more) replaced = replaced || m.rfind(name, 0) == 0;
-      if (!replaced) env.push_back(e);
-    }
-    env.insert(env.end(), more.begin(), more.end());
-    return env;
+    return testing::EnvWith(Env(), more);
   }
 
   pid_t StartMsgx(const std::vector<std::string>& more_env = {}) {
@@ -166,45 +144,20 @@ class PipelineTest : public ::testing::Test {
   }
 
   // Until every mailbox row has its proc_state row, the mirror is at
-  // PostgreSQL's offset and no event is PENDING; false on timeout.
+  // PostgreSQL's offset and every event is SENT; false on timeout.
   bool WaitSettled(std::int64_t rows, milliseconds timeout) {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    int stable = 0;
-    while (std::chrono::steady_clock::now() < deadline) {
-      try {
-        pqxx::connection c(own_url_);
-        pqxx::nontransaction nt(c);
-        const auto outcomes = nt.exec1("SELECT count(*) FROM proc_state")[0].as<std::int64_t>();
-        const auto pending =
-            nt.exec1("SELECT count(*) FROM msg_event WHERE state <> 'SENT'")[0].as<std::int64_t>();
-        const auto applied = nt.exec1("SELECT coalesce(max(applied_offset), -2) FROM pipeline")[0]
-                                 .as<std::int64_t>();
-        SpawnOptions o;
-        o.argv = {"redis-cli", "-p",          std::to_string(redis_->port()),
-                  "HGET",      "msgx:mirror", "offset"};
-        auto out = RunCommand(o, "", seconds(5));
-        const std::string mirror = out.ok() ? out->out : "";
-        const bool done =
-            outcomes == rows && pending == 0 && mirror.find(std::to_string(applied)) == 0;
-        stable = done ? stable + 1 : 0;
-        if (stable >= 2) return true;
-      } catch (const std::exception&) {
-        stable = 0;
-      }
-      std::this_thread::sleep_for(milliseconds(250));
-    }
-    return false;
+    return testing::WaitSettled(own_url_, *redis_, rows, timeout);
   }
 
   void StopMsgx(pid_t pid) { ASSERT_TRUE(StopProcess(pid, SIGTERM, seconds(30)).ok()); }
 
-  testing::PipelineCheckResult Check() {
+  testing::PipelineCheckInput CheckInput() const {
     testing::PipelineCheckInput in;
     in.state_dir = state_dir_;
     in.mailbox_url = pg_->Url("aodb");
     in.own_url = own_url_;
     in.redis_url = redis_->Url();
-    return testing::CheckPipeline(in);
+    return in;
   }
 
   std::map<std::string, std::int64_t> EventsByTarget() {
@@ -230,13 +183,9 @@ class PipelineTest : public ::testing::Test {
   }
 
   std::int64_t MirrorOffset() {
-    SpawnOptions o;
-    o.argv = {"redis-cli", "-p", std::to_string(redis_->port()), "HGET", "msgx:mirror", "offset"};
-    auto out = RunCommand(o, "", seconds(5));
-    if (!out.ok() || out->out.empty() || !std::isdigit(static_cast<unsigned char>(out->out[0]))) {
-      return -1;
-    }
-    return std::stoll(out->out);
+    const std::string out = redis_->Cli({"HGET", "msgx:mirror", "offset"});
+    if (out.empty() || !std::isdigit(static_cast<unsigned char>(out[0]))) return -1;
+    return std::stoll(out);
   }
 
   // The state store's applied offset, read-only while msgx runs (-1: none).
@@ -248,10 +197,7 @@ class PipelineTest : public ::testing::Test {
   }
 
   void ExpectConsistent(std::int64_t rows) {
-    const auto check = Check();
-    for (const auto& p : check.problems) ADD_FAILURE() << p;
-    EXPECT_EQ(check.outcomes, rows);
-    EXPECT_EQ(check.mailbox_rows, rows);
+    testing::ExpectPipelineConsistent(CheckInput(), rows);
   }
 
   // MSGX_TEST_OUTAGE_SECONDS, default 8 (the full runs use 30).
@@ -363,7 +309,7 @@ TEST_F(PipelineTest, HappyPathCorpusAndGeneratedStreamReachEveryStore) {
   ASSERT_TRUE(ok) << Log();
   StopMsgx(pid);
 
-  const auto check = Check();
+  const auto check = testing::CheckPipeline(CheckInput());
   for (const auto& p : check.problems) ADD_FAILURE() << p;
   EXPECT_EQ(check.outcomes, rows);
   EXPECT_GT(check.events, rows / 2);
@@ -430,7 +376,7 @@ TEST_F(PipelineTest, CrashPointsAndKillsLoseNothingAndDuplicateNothing) {
   };
   int seqn = 600'000;
   for (const std::string& fp : points) {
-    RedisCli({"DEL", "msgx:mirror"});  // so the next start rebuilds (the rebuild point)
+    redis_->Cli({"DEL", "msgx:mirror"});  // so the next start rebuilds (the rebuild point)
     const pid_t pid = StartMsgx({"MSGX_TEST_FAILPOINTS=" + fp, "MSGX_PIPELINE_BATCH_MAX=50"});
     auto exit = WaitForExit(pid, seconds(120));
     ASSERT_TRUE(exit.ok()) << fp << " never fired\n" << Log();
@@ -470,63 +416,15 @@ TEST_F(PipelineTest, CrashPointsAndKillsLoseNothingAndDuplicateNothing) {
   EXPECT_EQ(OwnCount("SELECT count(*) FROM proc_state WHERE msg_id = " + dead_id +
                      " AND state = 'DEAD' AND prev_error LIKE 'UNSUPPORTED:%'"),
             1);
-  // What the kills did to Kafka: whatever a consumer reads (the mock keeps
-  // the tail), each message, duplicates included, is an outbox event under
-  // its own msgx-event-id with exactly its payload.
-  auto got = testing::ConsumeTopic(kafka_->Bootstrap(), topic_msg_, SIZE_MAX, seconds(5));
-  EXPECT_FALSE(got.empty());
-  std::map<std::string, std::string> payloads;
-  {
-    pqxx::connection c(own_url_);
-    pqxx::nontransaction nt(c);
-    for (const auto& row :
-         nt.exec("SELECT event_key, payload_json FROM msg_event WHERE target = 'KAFKA:msg'")) {
-      payloads[row[0].as<std::string>()] = row[1].as<std::string>();
-    }
-  }
-  int duplicates = 0;
-  std::set<std::string> seen;
-  for (const auto& m : got) {
-    const std::string& id = m.headers.at("msgx-event-id");
-    if (!seen.insert(id).second) ++duplicates;
-    auto it = payloads.find(id);
-    ASSERT_NE(it, payloads.end()) << id;
-    EXPECT_EQ(m.value, it->second) << id;
-  }
-  std::printf("read %zu messages back, %d duplicates (same id, same bytes)\n", got.size(),
-              duplicates);
-  // Complete and in order: the mock keeps only the tail of a partition, so
-  // from the oldest message it still holds on, every SENT event is there,
-  // and each flight's events first appear in outbox order.
-  std::map<std::string, std::int64_t> sent_ids;  // event_key -> event_id
-  std::set<std::int64_t> sent;
-  {
-    pqxx::connection c(own_url_);
-    pqxx::nontransaction nt(c);
-    for (const auto& row :
-         nt.exec("SELECT event_key, event_id FROM msg_event WHERE target = 'KAFKA:msg' AND "
-                 "state = 'SENT'")) {
-      sent_ids[row[0].as<std::string>()] = row[1].as<std::int64_t>();
-      sent.insert(row[1].as<std::int64_t>());
-    }
-  }
-  ASSERT_FALSE(got.empty());
-  std::set<std::int64_t> read;
-  std::map<std::string, std::int64_t> last_per_flight;
-  for (const auto& m : got) {
-    auto it = sent_ids.find(m.headers.at("msgx-event-id"));
-    ASSERT_NE(it, sent_ids.end()) << "in Kafka but not SENT: " << m.headers.at("msgx-event-id");
-    if (!read.insert(it->second).second) continue;  // a re-send
-    auto [last, fresh] = last_per_flight.emplace(m.key, it->second);
-    if (!fresh) {
-      EXPECT_GT(it->second, last->second) << "flight " << m.key << " out of order";
-      last->second = it->second;
-    }
-  }
-  const std::int64_t oldest = sent_ids.at(got.front().headers.at("msgx-event-id"));
-  int missing = 0;
-  for (auto it = sent.lower_bound(oldest); it != sent.end(); ++it) missing += read.count(*it) == 0;
-  EXPECT_EQ(missing, 0) << "SENT events from event_id " << oldest << " on missing from Kafka";
+  // What the kills did to Kafka: each message, duplicates included, is a
+  // SENT event with exactly its payload, and from the oldest message the
+  // mock broker still holds (it keeps the tail) every SENT event is there,
+  // each flight's first appearing in outbox order.
+  const auto kafka =
+      testing::CheckKafkaTail(kafka_->Bootstrap(), topic_msg_, own_url_, "KAFKA:msg");
+  for (const auto& p : kafka.problems) ADD_FAILURE() << p;
+  std::printf("read %zu messages back, %d duplicates (same id, same bytes)\n", kafka.read,
+              kafka.duplicates);
 
   testing::ExpectRefoldVerifies(Env(), std::chrono::minutes(3));
 }
@@ -573,7 +471,7 @@ TEST_F(PipelineTest, RedisFlushAndRestartRebuildTheMirror) {
   std::int64_t rows = LoadMailbox(1'000);
   const pid_t pid = StartMsgx({"MSGX_PIPELINE_BATCH_MAX=100"});
   ASSERT_TRUE(WaitSettled(rows, seconds(120))) << Log();
-  RedisCli({"FLUSHALL"});
+  redis_->Cli({"FLUSHALL"});
   AddGenerated(500, 710'000);
   rows = MailboxRows();
   ASSERT_TRUE(WaitSettled(rows, seconds(120))) << Log();
@@ -778,7 +676,7 @@ TEST_F(PipelineTest, AStaleLeadersWritesDoNotLand) {
       << own_pg_->Psql(own_db_, "SELECT app, tbl, count(*) FROM audit WHERE seq > " +
                                     std::to_string(grant) + " GROUP BY 1, 2");
   EXPECT_GT(OwnCount("SELECT count(*) FROM audit WHERE app = 'msgx-B'"), 0);
-  EXPECT_EQ(RedisOut({"HGET", "msgx:mirror", "epoch"}), std::to_string(epoch_b) + "\n");
+  EXPECT_EQ(redis_->Cli({"HGET", "msgx:mirror", "epoch"}), std::to_string(epoch_b) + "\n");
   msgx_log_ = log_a;
   if (settled) ExpectConsistent(rows);
 }
@@ -1235,40 +1133,40 @@ TEST_F(PipelineTest, FaultsWhileTrafficFlowsLoseNothing) {
   fault(
       "Redis at maxmemory",
       [&] {
-        RedisCli({"CONFIG", "SET", "maxmemory-policy", "noeviction"});
-        RedisCli({"CONFIG", "SET", "maxmemory", "1"});
+        redis_->Cli({"CONFIG", "SET", "maxmemory-policy", "noeviction"});
+        redis_->Cli({"CONFIG", "SET", "maxmemory", "1"});
       },
       [&] {
-        RedisCli({"CONFIG", "SET", "maxmemory", "0"});
+        redis_->Cli({"CONFIG", "SET", "maxmemory", "0"});
       });
   fault(
       "Redis MISCONF",
       [&] {
         // A BGSAVE that dies makes a Redis with save points refuse writes.
-        RedisCli({"CONFIG", "SET", "rdb-key-save-delay", "1000000"});
-        RedisCli({"CONFIG", "SET", "save", "3600 1"});
-        RedisCli({"BGSAVE"});
-        const std::string info = RedisOut({"INFO", "server"});
+        redis_->Cli({"CONFIG", "SET", "rdb-key-save-delay", "1000000"});
+        redis_->Cli({"CONFIG", "SET", "save", "3600 1"});
+        redis_->Cli({"BGSAVE"});
+        const std::string info = redis_->Cli({"INFO", "server"});
         const auto at = info.find("process_id:");
         ASSERT_NE(at, std::string::npos) << info;
         const std::string redis_pid = std::to_string(std::stoll(info.substr(at + 11)));
         std::this_thread::sleep_for(milliseconds(300));
         (void)Succeeds({"pkill", "-9", "-P", redis_pid});
         std::this_thread::sleep_for(milliseconds(500));
-        EXPECT_NE(RedisOut({"SET", "msgx:test:probe", "1"}).find("MISCONF"), std::string::npos);
+        EXPECT_NE(redis_->Cli({"SET", "msgx:test:probe", "1"}).find("MISCONF"), std::string::npos);
       },
       [&] {
-        RedisCli({"CONFIG", "SET", "rdb-key-save-delay", "0"});
-        RedisCli({"BGSAVE"});
+        redis_->Cli({"CONFIG", "SET", "rdb-key-save-delay", "0"});
+        redis_->Cli({"BGSAVE"});
         for (int i = 0; i < 100; ++i) {
-          if (RedisOut({"INFO", "persistence"}).find("rdb_last_bgsave_status:ok") !=
+          if (redis_->Cli({"INFO", "persistence"}).find("rdb_last_bgsave_status:ok") !=
               std::string::npos) {
             break;
           }
           std::this_thread::sleep_for(milliseconds(100));
         }
-        RedisCli({"CONFIG", "SET", "save", ""});
-        EXPECT_EQ(RedisOut({"DEL", "msgx:test:probe"}).find("MISCONF"), std::string::npos);
+        redis_->Cli({"CONFIG", "SET", "save", ""});
+        EXPECT_EQ(redis_->Cli({"DEL", "msgx:test:probe"}).find("MISCONF"), std::string::npos);
       });
   fault(
       "the own database read-only",

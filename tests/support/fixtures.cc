@@ -6,7 +6,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <pqxx/pqxx>
 #include <sstream>
+#include <thread>
 
 #include "base/subprocess.h"
 #include "migrations/migrator.h"
@@ -37,6 +39,44 @@ void ExpectRefoldVerifies(const std::vector<std::string>& env, std::chrono::minu
   auto r = RunCommand(refold, "", limit);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->status.code, 0) << r->out << r->err;
+}
+
+std::vector<std::string> EnvWith(std::vector<std::string> env,
+                                 const std::vector<std::string>& more) {
+  std::erase_if(env, [&](const std::string& e) {
+    const std::string name = e.substr(0, e.find('=') + 1);
+    for (const std::string& m : more) {
+      if (m.rfind(name, 0) == 0) return true;
+    }
+    return false;
+  });
+  env.insert(env.end(), more.begin(), more.end());
+  return env;
+}
+
+bool WaitSettled(const std::string& own_url, const RedisServer& redis, std::int64_t rows,
+                 std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  int stable = 0;
+  while (std::chrono::steady_clock::now() < deadline) {
+    try {
+      pqxx::connection c(own_url);
+      pqxx::nontransaction nt(c);
+      const auto outcomes = nt.exec1("SELECT count(*) FROM proc_state")[0].as<std::int64_t>();
+      const auto unsent =
+          nt.exec1("SELECT count(*) FROM msg_event WHERE state <> 'SENT'")[0].as<std::int64_t>();
+      const auto applied =
+          nt.exec1("SELECT coalesce(max(applied_offset), -2) FROM pipeline")[0].as<std::int64_t>();
+      const std::string mirror = redis.Cli({"HGET", "msgx:mirror", "offset"});
+      const bool done = outcomes == rows && unsent == 0 && mirror == std::to_string(applied) + "\n";
+      stable = done ? stable + 1 : 0;
+      if (stable >= 2) return true;
+    } catch (const std::exception&) {
+      stable = 0;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+  return false;
 }
 
 std::vector<ConsumedMessage> ConsumeTopic(const std::string& bootstrap, const std::string& topic,

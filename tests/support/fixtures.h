@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <string>
@@ -13,6 +14,7 @@
 namespace msgx::testing {
 
 class PgServer;
+class RedisServer;
 
 // Creates database `name` on `pg` and applies the real migrations
 // (migrations/V*.sql) to it; returns its URL. Fails the test on error.
@@ -25,6 +27,19 @@ std::string ReadCorpusFile(const std::string& name);
 // Runs `msgx refold --verify` with `env` (for at most `limit`) and expects
 // exit 0: the live state equals a re-fold of the log.
 void ExpectRefoldVerifies(const std::vector<std::string>& env, std::chrono::minutes limit);
+
+// `env` (NAME=value entries, as for SpawnOptions::extra_env) with `more`
+// added; an entry of `more` replaces `env`'s of the same name (of two
+// entries of one name, the first would win).
+std::vector<std::string> EnvWith(std::vector<std::string> env,
+                                 const std::vector<std::string>& more);
+
+// While `msgx run` runs: waits until proc_state (in `own_url`) holds `rows`
+// rows, every outbox event is SENT (none PENDING or DEAD), and the mirror's
+// offset in `redis` is PostgreSQL's applied offset, all of it on two looks
+// in a row 250 ms apart; false on timeout.
+bool WaitSettled(const std::string& own_url, const RedisServer& redis, std::int64_t rows,
+                 std::chrono::milliseconds timeout);
 
 // A message read back from Kafka.
 struct ConsumedMessage {

@@ -1,5 +1,7 @@
 #include "tests/support/pipeline_check.h"
 
+#include <gtest/gtest.h>
+
 #include <map>
 #include <pqxx/pqxx>
 #include <set>
@@ -208,6 +210,13 @@ PipelineCheckResult CheckPipeline(const PipelineCheckInput& in) {
     }
   }
   return res;
+}
+
+void ExpectPipelineConsistent(const PipelineCheckInput& in, std::int64_t rows) {
+  const PipelineCheckResult check = CheckPipeline(in);
+  for (const std::string& p : check.problems) ADD_FAILURE() << p;
+  EXPECT_EQ(check.outcomes, rows);
+  EXPECT_EQ(check.mailbox_rows, rows);
 }
 
 }  // namespace msgx::testing

@@ -37,4 +37,8 @@ struct PipelineCheckResult {
 
 PipelineCheckResult CheckPipeline(const PipelineCheckInput& in);
 
+// CheckPipeline(in) as a gtest check: each problem is a failure, and so are
+// an outcome count or a mailbox row count other than `rows`.
+void ExpectPipelineConsistent(const PipelineCheckInput& in, std::int64_t rows);
+
 }  // namespace msgx::testing

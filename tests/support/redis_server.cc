@@ -108,6 +108,14 @@ std::string RedisServer::Url() const {
   return "redis://127.0.0.1:" + std::to_string(impl_->port) + "/0";
 }
 
+std::string RedisServer::Cli(const std::vector<std::string>& args) const {
+  SpawnOptions o;
+  o.argv = {"redis-cli", "-h", "127.0.0.1", "-p", std::to_string(impl_->port)};
+  o.argv.insert(o.argv.end(), args.begin(), args.end());
+  Result<CommandOutput> out = RunCommand(o, "", std::chrono::seconds(10));
+  return out.ok() ? out->out : "";
+}
+
 void RedisServer::Stop() { impl_->Shutdown(); }
 
 void RedisServer::Restart() {

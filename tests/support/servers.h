@@ -13,6 +13,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 struct rd_kafka_mock_cluster_s;
 
@@ -55,6 +56,9 @@ class RedisServer {
 
   int port() const;
   std::string Url() const;  // redis://127.0.0.1:<port>/0
+  // Runs redis-cli with `args` against this server (at most 10 s); returns
+  // its stdout, "" when it could not run. For fixtures and fault injection.
+  std::string Cli(const std::vector<std::string>& args) const;
   void Stop();
   void Restart();
 

@@ -1,0 +1,97 @@
+#include "tests/support/kafka_check.h"
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <pqxx/pqxx>
+#include <set>
+
+#include "tests/support/fixtures.h"
+
+namespace msgx::testing {
+
+KafkaTailCheck CheckKafkaTail(const std::string& bootstrap, const std::string& topic,
+                              const std::string& own_url, const std::string& target) {
+  KafkaTailCheck res;
+  auto problem = [&](std::string p) {
+    if (res.problems.size() < 50) res.problems.push_back(std::move(p));
+  };
+  // "in <topic><what><key>"
+  auto in_topic = [&](const char* what, const std::string& key) {
+    std::string p = "in " + topic;
+    p += what;
+    p += key;
+    problem(std::move(p));
+  };
+  struct Event {
+    std::int64_t id = 0;
+    std::string payload;
+    bool sent = false;
+  };
+  std::map<std::string, Event> events;  // by event_key, the msgx-event-id
+  std::set<std::int64_t> sent;
+  {
+    pqxx::connection c(own_url);
+    pqxx::nontransaction nt(c);
+    for (const auto& row :
+         nt.exec_params("SELECT event_key, event_id, payload_json, state = 'SENT' FROM msg_event "
+                        "WHERE target = $1",
+                        target)) {
+      Event e{row[1].as<std::int64_t>(), row[2].as<std::string>(), row[3].as<bool>()};
+      if (e.sent) sent.insert(e.id);
+      events.emplace(row[0].as<std::string>(), std::move(e));
+    }
+  }
+  std::atomic<bool> at_end{false};
+  const std::vector<ConsumedMessage> got = ConsumeTopicUntil(
+      bootstrap, topic, SIZE_MAX, std::chrono::seconds(30), [&] { return at_end.load(); }, &at_end);
+  res.read = got.size();
+  if (got.empty()) {
+    problem("nothing read back from " + topic + " (" + std::to_string(sent.size()) +
+            " SENT events of " + target + ")");
+    return res;
+  }
+  std::set<std::int64_t> read;
+  std::map<std::string, std::int64_t> last_per_key;  // event_id of its last first appearance
+  for (const ConsumedMessage& m : got) {
+    auto header = m.headers.find("msgx-event-id");
+    if (header == m.headers.end()) {
+      in_topic(" without msgx-event-id: a message with key ", m.key);
+      continue;
+    }
+    const std::string& key = header->second;
+    auto it = events.find(key);
+    if (it == events.end()) {
+      in_topic(" but not an event of the target: ", key);
+      continue;
+    }
+    const Event& e = it->second;
+    if (m.value != e.payload) in_topic(" with other bytes than its event: ", key);
+    if (!e.sent) in_topic(" but not SENT: ", key);
+    if (res.oldest_event_id < 0) res.oldest_event_id = e.id;
+    if (!read.insert(e.id).second) {
+      ++res.duplicates;
+      continue;
+    }
+    auto [last, fresh] = last_per_key.emplace(m.key, e.id);
+    if (!fresh) {
+      if (e.id <= last->second) problem("key " + m.key + " out of order at " + key);
+      last->second = e.id;
+    }
+  }
+  if (res.oldest_event_id < 0) return res;
+  int missing = 0;
+  std::int64_t first_missing = -1;
+  for (auto it = sent.lower_bound(res.oldest_event_id); it != sent.end(); ++it) {
+    if (read.count(*it) != 0) continue;
+    if (missing++ == 0) first_missing = *it;
+  }
+  if (missing > 0) {
+    problem(std::to_string(missing) + " SENT events of " + target + " from event_id " +
+            std::to_string(res.oldest_event_id) + " on are missing from " + topic +
+            " (the first: event_id " + std::to_string(first_missing) + ")");
+  }
+  return res;
+}
+
+}  // namespace msgx::testing

@@ -1,0 +1,37 @@
+// KafkaTailCheck: after `msgx run` has stopped, reads one outbox target's
+// topic back and checks it against that target's rows in msg_event
+// (docs/dispatch.md#delivery-guarantees):
+//   - every message carries the msgx-event-id of an event of the target,
+//     with exactly its payload_json, and that event is SENT;
+//   - from the oldest message the broker still holds on, every SENT event
+//     is there: librdkafka's mock cluster keeps only the tail of a partition
+//     (about 5 MB), so older events may be gone;
+//   - each key's events first appear in event_id order (the dispatcher's
+//     per-target FIFO); a message seen again is a re-send after a fault
+//     (at-least-once) and is only counted.
+// The topic is read from its beginning to its end (partition 0, as a
+// read_committed consumer, for at most 30 s); nothing may write to it
+// meanwhile.
+//
+// Thread-safety: none needed; each test thread calls it for itself.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace msgx::testing {
+
+struct KafkaTailCheck {
+  std::vector<std::string> problems;  // empty when complete and in order
+  std::size_t read = 0;               // messages read, re-sends included
+  int duplicates = 0;                 // of those, re-sends
+  std::int64_t oldest_event_id = -1;  // of the oldest message held; -1: none
+};
+
+// `target` is the outbox target ("KAFKA:msg") whose events go to `topic`.
+KafkaTailCheck CheckKafkaTail(const std::string& bootstrap, const std::string& topic,
+                              const std::string& own_url, const std::string& target);
+
+}  // namespace msgx::testing
