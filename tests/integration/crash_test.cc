@@ -1,16 +1,26 @@
-// Crash safety of `msgx run`, with the real binary, real PostgreSQL and the
-// real stores (issue 4, "Crash" and "Crash poison"):
+// Crash safety of `msgx run`, with the real binary, real PostgreSQL, Redis
+// and Kafka (librdkafka's mock cluster) and the real stores (issue 4, "Crash"
+// and "Crash poison"; issue 12):
 //   - kill -9 at random moments while rows flow into the mailbox, mixed with
-//     crash points and PostgreSQL faults (every connection terminated, the
-//     own database read-only): after the restarts no mailbox row is missing
-//     from the log, none is there twice, nothing is quarantined, and
-//     `msgx refold --verify` passes;
+//     crash points and faults held for a cycle (every connection terminated,
+//     the own database read-only, Redis at maxmemory, the broker down):
+//     after the restarts msgx never exited by itself nor raised an ALARM, no
+//     mailbox row is missing from the log, none is there twice, nothing is
+//     quarantined, PostgreSQL and Redis equal the state and a re-fold
+//     (tests/support/pipeline_check.h), every outbox event is SENT, Kafka
+//     holds every SENT event in per-flight order from the oldest message the
+//     broker keeps on (tests/support/kafka_check.h), and `msgx refold
+//     --verify` passes;
 //   - a record that aborts the process twice is quarantined, and everything
 //     after it is applied.
 // MSGX_TEST_CRASH_LOOPS sets the number of kill -9 cycles (default 6; the
 // long run documented in docs/crash-safety.md uses 1,000) and
 // MSGX_TEST_CRASH_SEED the seed of their moments and failpoints (printed).
 #include <gtest/gtest.h>
+#include <librdkafka/rdkafka.h>
+// clang-format off: rdkafka_mock.h needs rdkafka.h first
+#include <librdkafka/rdkafka_mock.h>
+// clang-format on
 #include <rapidjson/document.h>
 #include <signal.h>
 
@@ -19,9 +29,11 @@
 #include <climits>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <pqxx/pqxx>
 #include <random>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -33,8 +45,11 @@
 #include "state/state_store.h"
 #include "stream/capture/mailbox_schema.h"
 #include "tests/support/fixtures.h"
+#include "tests/support/kafka_check.h"
+#include "tests/support/pipeline_check.h"
 #include "tests/support/servers.h"
 #include "tests/support/temp_dirs.h"
+#include "tools/corpus_loader.h"
 
 namespace msgx {
 namespace {
@@ -43,12 +58,19 @@ using std::chrono::milliseconds;
 
 // A message of the corpus with its SEQN made unique.
 std::string WithSeqn(const std::string& xml, int seqn) {
-  std::string out = xml;
-  const std::string from = "<SEQN>1243</SEQN>";
-  size_t p = out.find(from);
-  if (p != std::string::npos)
-    out.replace(p, from.size(), "<SEQN>" + std::to_string(seqn) + "</SEQN>");
-  return out;
+  static const std::regex kSeqn("<SEQN>[^<]*</SEQN>");
+  return std::regex_replace(xml, kSeqn, "<SEQN>" + std::to_string(seqn) + "</SEQN>",
+                            std::regex_constants::format_first_only);
+}
+
+// A FLOP message with the value of its STND, RENO, RUNW, REMC or TRML
+// element given `variant` appended, so that its variants 0-4 in a row each
+// change the flight.
+std::string WithVariant(const std::string& xml, int variant) {
+  static const std::regex kValue("<(STND|RENO|RUNW|REMC|TRML)>[^<]+");
+  std::smatch m;
+  if (!std::regex_search(xml, m, kValue)) return xml;
+  return m.prefix().str() + m.str() + std::to_string(variant) + m.suffix().str();
 }
 
 class CrashTest : public ::testing::Test {
@@ -57,14 +79,26 @@ class CrashTest : public ::testing::Test {
     pg_ = testing::PgServer::Start().release();
     pg_->CreateDatabase("aodb");
     pg_->Psql("aodb", kLocalMailboxDdl);
+    redis_ = testing::RedisServer::Start().release();
+    kafka_ = testing::KafkaMock::Start().release();
   }
   static void TearDownTestSuite() {
+    delete kafka_;
+    delete redis_;
     delete pg_;
+    kafka_ = nullptr;
+    redis_ = nullptr;
     pg_ = nullptr;
   }
 
   void SetUp() override {
     own_db_ = "msgx_" + std::to_string(++n_);
+    // Topics of this test only: event keys restart at 0 with every log.
+    topic_msg_ = "events." + own_db_;
+    topic_schd_ = "schedule." + own_db_;
+    topic_ref_ = "reference." + own_db_;
+    for (const std::string& t : {topic_msg_, topic_schd_, topic_ref_}) kafka_->CreateTopic(t);
+    redis_->Cli({"FLUSHALL"});
     own_url_ = testing::CreateMigratedDatabase(pg_, own_db_);
     pg_->Psql("aodb", "TRUNCATE cminmsgs");
     auto dir = testing::MakeOwnedTempDir("crash", std::nullopt);
@@ -77,12 +111,25 @@ class CrashTest : public ::testing::Test {
   }
 
   std::vector<std::string> Env(const std::string& failpoints = "") const {
-    // No scheduled sweep: these tests count the log's records.
-    std::vector<std::string> env{
-        "MSGX_HISTORY_SWEEP_AT=off",     "MSGX_MAILBOX_URL=" + pg_->Url("aodb"),
-        "MSGX_POSTGRES_URL=" + own_url_, "MSGX_STATE_DIR=" + state_dir_,
-        "MSGX_HTTP_LISTEN=127.0.0.1:0",  "MSGX_PIPELINE_POLL_INTERVAL=50ms",
-        "MSGX_PIPELINE_BATCH_MAX=200",   "MSGX_LOG_LEVEL=warn"};
+    // No scheduled sweep: these tests count the log's records. Topic
+    // metadata refreshed every 100 ms: a new producer otherwise learns a
+    // topic's partitions only on librdkafka's scan once a second, and its
+    // first publish comes after most of the crash loop's kills.
+    std::vector<std::string> env{"MSGX_HISTORY_SWEEP_AT=off",
+                                 "MSGX_MAILBOX_URL=" + pg_->Url("aodb"),
+                                 "MSGX_POSTGRES_URL=" + own_url_,
+                                 "MSGX_REDIS_URL=" + redis_->Url(),
+                                 "MSGX_KAFKA_BOOTSTRAP_SERVERS=" + kafka_->Bootstrap(),
+                                 "MSGX_KAFKA_TOPICS_MSG=" + topic_msg_,
+                                 "MSGX_KAFKA_TOPICS_SCHD=" + topic_schd_,
+                                 "MSGX_KAFKA_TOPICS_REF=" + topic_ref_,
+                                 "MSGX_STATE_DIR=" + state_dir_,
+                                 "MSGX_HTTP_LISTEN=127.0.0.1:0",
+                                 "MSGX_PIPELINE_POLL_INTERVAL=50ms",
+                                 "MSGX_PIPELINE_BATCH_MAX=200",
+                                 "MSGX_SCHD_FLUSH_PERIOD=200ms",
+                                 "MSGX_KAFKA_PRODUCER_TOPIC_METADATA_REFRESH_INTERVAL_MS=100",
+                                 "MSGX_LOG_LEVEL=warn"};
     if (!failpoints.empty()) env.push_back("MSGX_TEST_FAILPOINTS=" + failpoints);
     return env;
   }
@@ -91,14 +138,28 @@ class CrashTest : public ::testing::Test {
                   const std::vector<std::string>& more_env = {}) {
     SpawnOptions o;
     o.argv = {MSGX_BINARY, "run"};
-    o.extra_env = Env(failpoints);
-    o.extra_env.insert(o.extra_env.end(), more_env.begin(), more_env.end());
+    o.extra_env = testing::EnvWith(Env(failpoints), more_env);
     o.stderr_path = state_dir_ + "/msgx.log";
     o.append_output = true;
     o.parent_death_signal = SIGKILL;
     auto pid = Spawn(o);
     EXPECT_TRUE(pid.ok()) << pid.status().ToString();
     return pid.ok() ? *pid : -1;
+  }
+
+  // Loads the quickstart corpus into the mailbox (its schedule creates
+  // every flight its FLOP messages name, dated today) and adds its FLOP
+  // STND, RENO, RUNW, REMC and TRML messages to the templates, each as five
+  // variants in a row, so that every one the producer inserts changes its
+  // flight: the mirror and the outbox get work.
+  void LoadCorpusAndFlightTemplates() {
+    auto plan = app::LoadCorpus(MSGX_CORPUS_DIR, pg_->Url("aodb"), "cminmsgs", "Asia/Shanghai",
+                                *SystemClock::Default());
+    ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+    for (const app::MailboxRow& row : plan->rows) {
+      if (row.type != "FLOP" || WithVariant(row.xml, 0) == row.xml) continue;
+      for (int v = 0; v < 5; ++v) templates_.push_back(WithVariant(row.xml, v));
+    }
   }
 
   // Inserts `n` rows in small transactions; one in every 7 transactions
@@ -228,13 +289,12 @@ class CrashTest : public ::testing::Test {
 
   void StopMsgx(pid_t pid) { ASSERT_TRUE(StopProcess(pid, SIGTERM, milliseconds(15'000)).ok()); }
 
-  // `msgx status --json` with no Redis to read (so it exits 1), parsed into
-  // *doc.
+  // `msgx status --json` pointed at a Redis that does not answer (so it
+  // exits 1), parsed into *doc.
   CommandOutput RunStatus(rapidjson::Document* doc) const {
     SpawnOptions so;
     so.argv = {MSGX_BINARY, "status", "--json"};
-    so.extra_env = Env();
-    so.extra_env.push_back("MSGX_REDIS_URL=redis://127.0.0.1:1/0");
+    so.extra_env = testing::EnvWith(Env(), {"MSGX_REDIS_URL=redis://127.0.0.1:1/0"});
     auto st = RunCommand(so);
     EXPECT_TRUE(st.ok()) << st.status().ToString();
     if (!st.ok()) return {};
@@ -242,24 +302,42 @@ class CrashTest : public ::testing::Test {
     return *st;
   }
 
+  // The first line of msgx's log that holds `needle`; "" when none does.
+  std::string MsgxLogLine(const std::string& needle) const {
+    auto text = ReadFileToString(state_dir_ + "/msgx.log");
+    const auto at = text.ok() ? text->find(needle) : std::string::npos;
+    if (at == std::string::npos) return "";
+    const auto line = text->rfind('\n', at) + 1;  // npos + 1 is 0
+    return text->substr(line, text->find('\n', at) - line);
+  }
+
   static testing::PgServer* pg_;
+  static testing::RedisServer* redis_;
+  static testing::KafkaMock* kafka_;
   static int n_;
   std::string own_db_;
   std::string own_url_;
+  std::string topic_msg_, topic_schd_, topic_ref_;
   std::string state_dir_;
   std::vector<std::string> templates_;
 };
 testing::PgServer* CrashTest::pg_ = nullptr;
+testing::RedisServer* CrashTest::redis_ = nullptr;
+testing::KafkaMock* CrashTest::kafka_ = nullptr;
 int CrashTest::n_ = 0;
 
 TEST_F(CrashTest, KillNineWhileMessagesFlowLosesNothingDuplicatesNothing) {
   int loops = 6;
   if (const char* v = std::getenv("MSGX_TEST_CRASH_LOOPS")) loops = std::max(1, std::atoi(v));
-  std::uint32_t seed = 20261130;  // fixed by default: the same cycles every run
+  // Fixed by default: the same cycles every run. (Since the Redis and Kafka
+  // faults joined the mix, this seed draws other cycles than it did for the
+  // 1,000-cycle run of docs/crash-safety.md#tests.)
+  std::uint32_t seed = 20261130;
   if (const char* v = std::getenv("MSGX_TEST_CRASH_SEED")) {
     seed = static_cast<std::uint32_t>(std::strtoul(v, nullptr, 10));
   }
   std::printf("crash loop: %d cycles, MSGX_TEST_CRASH_SEED=%u\n", loops, seed);
+  ASSERT_NO_FATAL_FAILURE(LoadCorpusAndFlightTemplates());
   std::atomic<bool> stop{false};
   // A long run keeps rows flowing, slower, until its last cycle.
   const bool long_run = loops > 50;
@@ -276,32 +354,69 @@ TEST_F(CrashTest, KillNineWhileMessagesFlowLosesNothingDuplicatesNothing) {
     }
   } join_producer{&stop, &producer};
   std::mt19937 rng(seed);
-  // One cycle in four also arms a crash point: killed (SIGKILL, nothing
-  // recorded) at the N-th state commit or PostgreSQL commit, if it comes
-  // before the random kill. One in eight has every msgx connection
-  // terminated halfway, and one in eight runs with its database read-only
-  // (so it starts without leading: capture and the fold only).
-  static const char* const kPoints[] = {"fold.committed", "applier.committed"};
-  std::uniform_int_distribution<int> wait_ms(150, 1200), pick(0, 7), nth(1, 4);
-  int by_failpoint = 0, faults = 0;
+  // Each cycle is one kind, drawn from the seed: a crash point, one in four
+  // (killed, SIGKILL, nothing recorded, at the N-th hit of the point if that
+  // comes before the random kill); a fault held for the whole cycle and
+  // reverted at its end, one in twelve each: every msgx connection
+  // terminated halfway; its database read-only (so it starts without
+  // leading: capture and the fold only); Redis at maxmemory with
+  // noeviction (-OOM on every write); the broker down; or, the rest (five
+  // in twelve), only the random kill.
+  enum Kind { kCrashPoint, kTerminate, kReadOnly, kRedisFull, kBrokerDown, kKill, kKinds };
+  static const char* const kKindNames[] = {"crash point", "connections terminated",
+                                           "read-only",   "Redis at maxmemory",
+                                           "broker down", "random kill"};
+  static const char* const kPoints[] = {"fold.committed", "mirror.before_apply",
+                                        "applier.committed"};
+  static const Kind kByPick[] = {kCrashPoint, kCrashPoint, kCrashPoint, kTerminate,
+                                 kReadOnly,   kRedisFull,  kBrokerDown, kKill,
+                                 kKill,       kKill,       kKill,       kKill};
+  std::uniform_int_distribution<int> wait_ms(150, 1200), pick(0, 11), nth(1, 4);
+  int counts[kKinds] = {};
+  int by_failpoint = 0;
   for (int i = 0; i < loops; ++i) {
     const int p = pick(rng);
-    const std::string fp =
-        p < 2 ? std::string(kPoints[p]) + ":#" + std::to_string(nth(rng)) + ":kill" : "";
-    const bool terminate = p == 2, read_only = p == 3;
-    if (terminate || read_only) ++faults;
-    if (read_only) SetOwnReadOnly(true);
+    const Kind kind = kByPick[p];
+    ++counts[kind];
+    const std::string fp = kind == kCrashPoint
+                               ? std::string(kPoints[p]) + ":#" + std::to_string(nth(rng)) + ":kill"
+                               : "";
+    // The cycle's fault, reverted when the cycle ends (also when an ASSERT
+    // returns early).
+    struct Revert {
+      std::function<void()> undo;
+      ~Revert() {
+        if (undo) undo();
+      }
+    } revert;
+    switch (kind) {
+      case kReadOnly:
+        SetOwnReadOnly(true);
+        revert.undo = [this] { SetOwnReadOnly(false); };
+        break;
+      case kRedisFull:
+        redis_->Cli({"CONFIG", "SET", "maxmemory-policy", "noeviction"});
+        redis_->Cli({"CONFIG", "SET", "maxmemory", "1"});
+        revert.undo = [] { redis_->Cli({"CONFIG", "SET", "maxmemory", "0"}); };
+        break;
+      case kBrokerDown:
+        rd_kafka_mock_broker_set_down(kafka_->cluster(), 1);
+        revert.undo = [] { rd_kafka_mock_broker_set_up(kafka_->cluster(), 1); };
+        break;
+      default:
+        break;
+    }
     pid_t pid = StartMsgx(fp);
     ASSERT_GT(pid, 0);
     const int ms = wait_ms(rng);
-    auto died = WaitForExit(pid, milliseconds(terminate ? ms / 2 : ms));
-    if (terminate && !died.ok()) {
+    auto died = WaitForExit(pid, milliseconds(kind == kTerminate ? ms / 2 : ms));
+    if (kind == kTerminate && !died.ok()) {
       TerminateMsgx();
       died = WaitForExit(pid, milliseconds(ms - ms / 2));
     }
-    if (read_only) SetOwnReadOnly(false);
     if (died.ok()) {
-      ASSERT_FALSE(fp.empty()) << "msgx died by itself (" << died->code << "); see " << state_dir_
+      ASSERT_FALSE(fp.empty()) << "msgx died by itself (" << died->code << ") in cycle " << i
+                               << " (" << kKindNames[kind] << "); see " << state_dir_
                                << "/msgx.log";
       ASSERT_EQ(died->code, -SIGKILL) << fp;
       ++by_failpoint;
@@ -311,18 +426,34 @@ TEST_F(CrashTest, KillNineWhileMessagesFlowLosesNothingDuplicatesNothing) {
     auto st = WaitForExit(pid, milliseconds(10'000));
     ASSERT_TRUE(st.ok());
   }
-  std::printf("crash loop: %d of %d cycles ended at a crash point, %d had a PostgreSQL fault\n",
-              by_failpoint, loops, faults);
+  std::printf(
+      "crash loop: %d of %d cycles armed a crash point (%d ended at it), %d had every "
+      "connection terminated, %d ran read-only, %d had Redis at maxmemory, %d had the broker "
+      "down, %d were a random kill only\n",
+      counts[kCrashPoint], loops, by_failpoint, counts[kTerminate], counts[kReadOnly],
+      counts[kRedisFull], counts[kBrokerDown], counts[kKill]);
   stop = long_run;
   producer.join();
+  const std::string sent = pg_->Psql(
+      own_db_,
+      "SELECT count(*) FILTER (WHERE state = 'SENT') || ' of ' || count(*) FROM msg_event");
+  std::printf("crash loop: %s outbox events SENT before the last run\n",
+              sent.substr(0, sent.find('\n')).c_str());
 
   const std::vector<std::int64_t> mailbox = MailboxIds();
   ASSERT_GT(mailbox.size(), 1000u);
+  const auto rows = static_cast<std::int64_t>(mailbox.size());
   pid_t pid = StartMsgx();
-  // A long run leaves a long backlog: the limit grows with the cycles.
-  ASSERT_TRUE(WaitCaughtUp(mailbox.size(), milliseconds(120'000 + 600LL * loops)))
+  // A long run leaves a long backlog: the limits grow with the cycles.
+  const milliseconds limit(120'000 + 600LL * loops);
+  ASSERT_TRUE(WaitCaughtUp(mailbox.size(), limit))
       << "not caught up; see " << state_dir_ << "/msgx.log";
+  // ... and the mirror, PostgreSQL and the outbox have drained too.
+  const bool settled = testing::WaitSettled(own_url_, *redis_, rows, limit);
   StopMsgx(pid);
+  EXPECT_TRUE(settled) << "the mirror, PostgreSQL or the outbox did not catch up; see "
+                       << state_dir_ << "/msgx.log";
+  EXPECT_EQ(MsgxLogLine("ALARM"), "");
 
   // msgx has exited; on a loaded machine give the kernel a moment to
   // release its RocksDB lock before opening the log as primary.
@@ -341,6 +472,29 @@ TEST_F(CrashTest, KillNineWhileMessagesFlowLosesNothingDuplicatesNothing) {
   EXPECT_EQ(c.mailbox_ids.size(), mailbox.size());
   EXPECT_EQ(c.quarantines, 0) << "kill -9 must never quarantine";
   log.value().reset();
+
+  // PostgreSQL and Redis say exactly what the state and a re-fold say.
+  testing::PipelineCheckInput in;
+  in.state_dir = state_dir_;
+  in.mailbox_url = pg_->Url("aodb");
+  in.own_url = own_url_;
+  in.redis_url = redis_->Url();
+  testing::ExpectPipelineConsistent(in, rows);
+  // Every event was sent, and Kafka holds them.
+  EXPECT_EQ(pg_->Psql(own_db_,
+                      "SELECT string_agg(target || ' ' || state || ': ' || n, ', ') FROM (SELECT "
+                      "target, state, count(*) AS n FROM msg_event WHERE state <> 'SENT' GROUP BY "
+                      "1, 2) AS t"),
+            "\n")
+      << "outbox events not SENT";
+  for (const auto& [target, topic] :
+       {std::pair{"KAFKA:msg", topic_msg_}, std::pair{"KAFKA:ref", topic_ref_}}) {
+    const auto kafka = testing::CheckKafkaTail(kafka_->Bootstrap(), topic, own_url_, target);
+    for (const auto& problem : kafka.problems) ADD_FAILURE() << problem;
+    std::printf("crash loop: %s: read %zu messages back from event_id %lld on, %d re-sends\n",
+                target, kafka.read, static_cast<long long>(kafka.oldest_event_id),
+                kafka.duplicates);
+  }
 
   testing::ExpectRefoldVerifies(Env(), std::chrono::minutes(5));
 }

@@ -52,7 +52,7 @@ Result<Refolded> Refold(const std::string& state_dir, const std::string& timezon
 
 PipelineCheckResult CheckPipeline(const PipelineCheckInput& in) {
   PipelineCheckResult res;
-  (void)InitLogging("warn");  // the re-fold would log every skip
+  (void)InitLogging("error");  // the re-fold would log every skip and every DEAD
   auto problem = [&](std::string p) {
     if (res.problems.size() < 50) res.problems.push_back(std::move(p));
   };
