@@ -77,6 +77,9 @@ kafka_port=${MSGX_KAFKA_BOOTSTRAP_SERVERS##*:}
 "$MSGX" dev down
 
 for pid in $pids; do
+  # A process reported stopped may take a moment to leave the process table
+  # on a loaded machine.
+  for _ in $(seq 50); do alive "$pid" || break; sleep 0.1; done
   ! alive "$pid" || fail "pid $pid still running after dev down"
 done
 for port in "$pg_port" "$redis_port" "$kafka_port"; do
