@@ -9,21 +9,25 @@
 // batch ends and compares the chained digest at each of them; at the first
 // difference it compares the outcomes decided in that batch to name the
 // first divergent record. When every digest matches up to the live applied
-// offset, it compares state and outcomes entry by entry. Exit codes:
+// offset, it compares state and outcomes entry by entry (both stores walked
+// once, side by side: bounded memory), then every pending batch the live
+// store still holds with the refold's of the same range: events (payloads
+// byte for byte), outcomes, reference, history and flight rows. Exit codes:
 //   0 identical;
 //   1 divergence within the current fold version (a determinism bug or
 //     corruption): names the first offset and key;
 //   3 divergence first seen where an older fold version decided: prints
 //     that record's outcome before and after (the upgrade diff).
 // --until OFFSET limits both the rebuild and the comparison.
-// Events are not compared yet (they are not stored by this version).
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <iostream>
 #include <map>
 
 #include "app/command.h"
 #include "app/setup.h"
 #include "state/digest.h"
+#include "state/pending_batch.h"
 #include "state/state_codec.h"
 #include "tools/fold_tools.h"
 
@@ -61,6 +65,84 @@ std::optional<std::pair<Outcome, std::optional<Outcome>>> FirstOutcomeDiff(
     }
   }
   return std::nullopt;
+}
+
+std::string EntryName(const StateStore::EntryCursor& c) {
+  return std::string(c.cf()) + "/" + ToHex(c.key());
+}
+
+// The first entry ("cf/hex key") where the two stores differ, or nullopt;
+// one pass over both, in their common order.
+Result<std::optional<std::string>> FirstEntryDiff(const StateStore& rebuilt,
+                                                  const StateStore& live) {
+  auto a = rebuilt.NewEntryCursor();
+  auto b = live.NewEntryCursor();
+  for (;;) {
+    if (!a->status().ok()) return a->status();
+    if (!b->status().ok()) return b->status();
+    if (!a->Valid() && !b->Valid()) return std::optional<std::string>();
+    if (!a->Valid()) return std::optional(EntryName(*b));
+    if (!b->Valid()) return std::optional(EntryName(*a));
+    if (a->cf_index() != b->cf_index()) {
+      return std::optional(EntryName(a->cf_index() < b->cf_index() ? *a : *b));
+    }
+    if (const int c = a->key().compare(b->key()); c != 0) {
+      return std::optional(EntryName(c < 0 ? *a : *b));
+    }
+    if (a->value() != b->value()) return std::optional(EntryName(*a));
+    a->Next();
+    b->Next();
+  }
+}
+
+// What differs between two pending batches of the same range ("" when
+// nothing does): the first event by position, else the kind of row.
+std::string PendingDiff(const PendingBatch& refold, const PendingBatch& live) {
+  const std::size_t n = std::max(refold.events.size(), live.events.size());
+  auto name = [](const EventRow& e) {
+    return "event " + e.event_key + " (" + e.target + ", flight " + e.partition_key + ")";
+  };
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i >= refold.events.size()) return name(live.events[i]) + " only live";
+    if (i >= live.events.size()) return name(refold.events[i]) + " only refold";
+    const EventRow& r = refold.events[i];
+    const EventRow& l = live.events[i];
+    if (r == l) continue;
+    if (r.payload_json != l.payload_json) {
+      return name(r) + " payload differs\n  live:    " + l.payload_json +
+             "\n  refold:  " + r.payload_json;
+    }
+    return name(r) + " differs outside its payload";
+  }
+  if (refold.outcomes != live.outcomes) return "outcome rows differ";
+  if (refold.references != live.references) return "reference rows differ";
+  if (refold.history != live.history) return "history rows differ";
+  if (refold.flights != live.flights) return "flight rows differ";
+  if (!(refold == live)) return "the batch's header differs";
+  return "";
+}
+
+// The first pending batch up to `limit` that the live store still holds and
+// the refold decides differently: "batch [first,last]: what", or nullopt.
+Result<std::optional<std::string>> FirstPendingDiff(const StateStore& rebuilt,
+                                                    const StateStore& live, std::int64_t limit) {
+  auto ranges = live.PendingRanges();
+  if (!ranges.ok()) return ranges.status();
+  for (const auto& [first, last] : *ranges) {
+    if (last > limit) break;
+    auto l = live.PendingCovering(first);
+    if (!l.ok()) return l.status();
+    auto r = rebuilt.PendingCovering(first);
+    if (!r.ok()) return r.status();
+    if (!l->has_value()) continue;
+    const std::string batch =
+        "batch [" + std::to_string(first) + "," + std::to_string(last) + "]: ";
+    if (!r->has_value() || (*r)->first_offset != first || (*r)->last_offset != last) {
+      return std::optional(batch + "the refold has no pending batch of that range");
+    }
+    if (std::string d = PendingDiff(**r, **l); !d.empty()) return std::optional(batch + d);
+  }
+  return std::optional<std::string>();
 }
 
 int RunRefold(const GlobalOptions& global, const RefoldArgs& args) {
@@ -156,26 +238,25 @@ int RunRefold(const GlobalOptions& global, const RefoldArgs& args) {
   }
   if (limit == meta->applied_offset) {
     // Digests agree everywhere: compare the state entry by entry.
-    std::map<std::string, std::string> rebuilt;
-    (void)sf.store().ForEachEntry([&](std::string_view cf, std::string_view k, std::string_view v) {
-      rebuilt.emplace(std::string(cf) + "/" + ToHex(k), Sha256(v));
-    });
-    std::optional<std::string> first_bad;
-    (void)live->ForEachEntry([&](std::string_view cf, std::string_view k, std::string_view v) {
-      const std::string key = std::string(cf) + "/" + ToHex(k);
-      auto it = rebuilt.find(key);
-      if (it == rebuilt.end() || it->second != Sha256(v)) {
-        if (!first_bad || key < *first_bad) first_bad = key;
-      }
-      if (it != rebuilt.end()) rebuilt.erase(it);
-    });
-    if (!rebuilt.empty() && (!first_bad || rebuilt.begin()->first < *first_bad)) {
-      first_bad = rebuilt.begin()->first;
+    auto entry = FirstEntryDiff(sf.store(), *live);
+    if (!entry.ok()) {
+      std::cerr << "msgx refold: comparing the state: " << entry.status().ToString() << "\n";
+      return 2;
     }
-    if (first_bad) {
-      std::cout << "DIVERGENCE: digests agree but state differs at " << *first_bad << "\n";
+    if (*entry) {
+      std::cout << "DIVERGENCE: digests agree but state differs at " << **entry << "\n";
       return 1;
     }
+  }
+  // The events and rows each batch handed to PostgreSQL and Redis.
+  auto pending = FirstPendingDiff(sf.store(), *live, limit);
+  if (!pending.ok()) {
+    std::cerr << "msgx refold: comparing pending batches: " << pending.status().ToString() << "\n";
+    return 2;
+  }
+  if (*pending) {
+    std::cout << "DIVERGENCE: digests agree but a pending " << **pending << "\n";
+    return 1;
   }
   std::cout << "identical up to offset " << limit << " (" << cuts.size()
             << " batch digests compared) digest=" << ToHex(sf.fold().digest()) << "\n";

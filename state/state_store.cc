@@ -340,17 +340,58 @@ Status StateStore::Commit(const BatchWrite& batch) {
 
 Status StateStore::ForEachEntry(
     const std::function<void(std::string_view, std::string_view, std::string_view)>& fn) const {
-  for (std::size_t i = 1; i < handles_.size(); ++i) {
-    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), handles_[i]));
-    for (it->SeekToFirst(); it->Valid(); it->Next()) {
-      const rocksdb::Slice k = it->key();
-      if (handles_[i] == meta_ && k.starts_with("batch/")) continue;
-      if (handles_[i] == pending_) break;
-      fn(kCfNames[i], {k.data(), k.size()}, {it->value().data(), it->value().size()});
+  auto c = NewEntryCursor();
+  for (; c->Valid(); c->Next()) fn(c->cf(), c->key(), c->value());
+  return c->status();
+}
+
+std::unique_ptr<StateStore::EntryCursor> StateStore::NewEntryCursor() const {
+  std::unique_ptr<EntryCursor> c(new EntryCursor(this));
+  c->Settle();
+  return c;
+}
+
+StateStore::EntryCursor::EntryCursor(const StateStore* store) : store_(store) {}
+StateStore::EntryCursor::~EntryCursor() = default;
+
+bool StateStore::EntryCursor::Valid() const { return it_ != nullptr && it_->Valid(); }
+std::string_view StateStore::EntryCursor::cf() const { return kCfNames[cf_]; }
+std::string_view StateStore::EntryCursor::key() const {
+  return {it_->key().data(), it_->key().size()};
+}
+std::string_view StateStore::EntryCursor::value() const {
+  return {it_->value().data(), it_->value().size()};
+}
+
+void StateStore::EntryCursor::Next() {
+  it_->Next();
+  Settle();
+}
+
+void StateStore::EntryCursor::Settle() {
+  // The default column family (0) is unused; the pending batches (pruned on
+  // their own schedule) and meta's "batch/" entries are not state.
+  for (;;) {
+    if (it_ == nullptr) {
+      if (cf_ == 0) cf_ = 1;
+      if (cf_ >= store_->handles_.size() || store_->handles_[cf_] == store_->pending_) return;
+      it_.reset(store_->db_->NewIterator(rocksdb::ReadOptions(), store_->handles_[cf_]));
+      it_->SeekToFirst();
     }
-    if (!it->status().ok()) return Infra(it->status(), "scan");
+    if (it_->Valid()) {
+      if (store_->handles_[cf_] == store_->meta_ && it_->key().starts_with("batch/")) {
+        it_->Next();
+        continue;
+      }
+      return;
+    }
+    if (!it_->status().ok()) {
+      status_ = Infra(it_->status(), "scan");
+      return;
+    }
+    it_.reset();
+    ++cf_;
   }
-  return {};
 }
 
 Result<std::optional<PendingBatch>> StateStore::PendingCovering(std::int64_t offset) const {

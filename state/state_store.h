@@ -46,6 +46,7 @@ namespace rocksdb {
 class DB;
 class Env;
 class ColumnFamilyHandle;
+class Iterator;
 class Snapshot;
 }  // namespace rocksdb
 
@@ -141,6 +142,38 @@ class StateStore final : public StateView {
   // canonical content of state (equal for equal fold results).
   Status ForEachEntry(
       const std::function<void(std::string_view, std::string_view, std::string_view)>& fn) const;
+
+  // What ForEachEntry visits, in the same order, one entry at a time, so
+  // that two stores can be compared in one pass and bounded memory: column
+  // families in a fixed order (cf_index()), keys ascending within each.
+  // REQUIRES: the store outlives the cursor.
+  class EntryCursor {
+   public:
+    ~EntryCursor();
+    EntryCursor(const EntryCursor&) = delete;
+    EntryCursor& operator=(const EntryCursor&) = delete;
+    bool Valid() const;
+    void Next();
+    std::size_t cf_index() const { return cf_; }
+    std::string_view cf() const;
+    std::string_view key() const;
+    std::string_view value() const;
+    // OK at the end of the walk; why it ended early otherwise.
+    Status status() const { return status_; }
+
+   private:
+    friend class StateStore;
+    explicit EntryCursor(const StateStore* store);
+    // Moves to the first entry to visit at or after the current position.
+    void Settle();
+    const StateStore* store_;
+    std::size_t cf_ = 0;
+    std::unique_ptr<rocksdb::Iterator> it_;
+    Status status_;
+  };
+
+  // A cursor on the first entry (or not Valid() when there is none).
+  std::unique_ptr<EntryCursor> NewEntryCursor() const;
 
  private:
   StateStore() = default;
