@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "base/status.h"
@@ -32,8 +33,9 @@ class DiskReserve {
   // be asked (the write itself then says what is wrong).
   Status Check() const;
 
-  const std::string& dir() const { return dir_; }
-  std::uintmax_t min_free_bytes() const { return min_free_bytes_; }
+  // The bytes available to msgx on that file system now (statvfs), or
+  // nullopt when it cannot be asked.
+  std::optional<std::uintmax_t> Available() const;
 
  private:
   std::string dir_;

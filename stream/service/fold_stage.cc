@@ -1,6 +1,5 @@
 #include "stream/service/fold_stage.h"
 
-#include <filesystem>
 #include <string>
 #include <variant>
 #include <vector>
@@ -30,10 +29,8 @@ FoldStage::FoldStage(Deps deps)
 
 StepOutcome FoldStage::Step() {
   Fold& fold = *d_.fold;
-  if (!d_.state_dir.empty()) {
-    std::error_code ec;
-    const std::filesystem::space_info space = std::filesystem::space(d_.state_dir, ec);
-    if (!ec) g_free_->Set(static_cast<double>(space.available));
+  if (d_.reserve != nullptr) {
+    if (auto available = d_.reserve->Available()) g_free_->Set(static_cast<double>(*available));
   }
   // After a restart (or a wait cut short), a head still backing off waits.
   if (auto head = d_.head_retry->head(); head && *head == fold.applied_offset() + 1) {

@@ -26,6 +26,7 @@
 #include <string>
 
 #include "base/metrics.h"
+#include "state/disk_reserve.h"
 #include "state/log_store.h"
 #include "state/state_store.h"
 #include "stream/fold/fold.h"
@@ -47,9 +48,9 @@ class FoldStage final : public Stage {
     RebuildGate* rebuild = nullptr;  // null: no rebuild to check (no PostgreSQL)
     std::size_t batch_max = 1000;
     std::function<void()> folded;
-    // Each step reports the free space of this filesystem
-    // (msgx_state_dir_free_bytes), even while the stage stalls; "": none.
-    std::string state_dir;
+    // Each step reports the free space of state.dir's file system
+    // (msgx_state_dir_free_bytes), even while the stage stalls; null: none.
+    const DiskReserve* reserve = nullptr;
   };
   // REQUIRES: every pointer but `rebuild` non-null and outliving the stage;
   // fold->Open() succeeded.

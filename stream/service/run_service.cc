@@ -366,7 +366,7 @@ int RunService(const Config& config) {
   fd.head_retry = &head_retry;
   fd.rebuild = keeper ? &rebuild_gate : nullptr;
   fd.batch_max = static_cast<std::size_t>(config.pipeline.batch_max);
-  fd.state_dir = config.state_dir;
+  fd.reserve = &reserve;
   fd.folded = [&] {
     runner.Wake(kMirrorStage);
     runner.Wake(kApplierStage);
