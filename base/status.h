@@ -34,6 +34,12 @@ enum class ErrorClass {
   kInternal,
 };
 
+// What every refusal of a stale leader's write says (a kInfra whose message
+// holds it), whichever store refused it: PostgreSQL's CheckEpoch
+// (stream/pg/pg_leadership.h) and the Redis mirror's Lua fence
+// (state/redis_mirror.h). LeadershipKeeper::StepDownIfStale looks for it.
+inline constexpr std::string_view kStaleEpochMark = "stale epoch";
+
 // The upper-case name used in proc_state.error_class and in logs,
 // e.g. "MALFORMED", "CODEC_ERROR", "INFRA".
 std::string_view ErrorClassName(ErrorClass c);

@@ -1,5 +1,7 @@
 #include "state/redis_mirror.h"
 
+#include "base/status.h"
+
 namespace msgx {
 namespace {
 
@@ -71,7 +73,7 @@ std::string_view ApplyOutcomeName(ApplyOutcome o) {
 }
 
 std::string RedisMirror::StaleText() const {
-  return "redis: stale epoch " + std::to_string(epoch_) +
+  return "redis: " + std::string(kStaleEpochMark) + " " + std::to_string(epoch_) +
          ": the mirror was written by a newer leader";
 }
 

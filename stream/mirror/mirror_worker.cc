@@ -6,6 +6,7 @@
 #include "base/failpoint.h"
 #include "base/log.h"
 #include "base/metrics.h"
+#include "base/status.h"
 #include "state/flight.h"
 
 namespace msgx {
@@ -110,8 +111,9 @@ Result<MirrorStep> MirrorWorker::Decide(const MirrorPosition& pos, bool* reread)
       *reread = true;
       return MirrorStep{MirrorStep::Kind::kIdle, offset_, ""};
     case ApplyOutcome::kStaleEpoch:
-      return MirrorStep{MirrorStep::Kind::kStalled, offset_,
-                        "stale epoch: the mirror was written by a newer leader"};
+      return MirrorStep{
+          MirrorStep::Kind::kStalled, offset_,
+          std::string(kStaleEpochMark) + ": the mirror was written by a newer leader"};
     case ApplyOutcome::kBehind:
     case ApplyOutcome::kOverlap:
     case ApplyOutcome::kUninitialized:

@@ -102,12 +102,13 @@ Status CheckEpoch(pqxx::dbtransaction& tx, const std::string& pipeline, std::int
                   const std::string& log_uuid) {
   pqxx::result r = tx.exec_params(
       "SELECT leader_epoch, log_uuid FROM pipeline WHERE name = $1 FOR SHARE", pipeline);
-  if (r.empty()) return Status::Infra("stale epoch: no pipeline row '" + pipeline + "'");
+  const std::string stale(kStaleEpochMark);
+  if (r.empty()) return Status::Infra(stale + ": no pipeline row '" + pipeline + "'");
   const auto current = r[0][0].as<std::int64_t>();
   const auto owner = r[0][1].as<std::string>();
   if (owner != log_uuid) return Status::Config("pipeline belongs to log " + owner);
   if (current != epoch) {
-    return Status::Infra("stale epoch " + std::to_string(epoch) + " (current " +
+    return Status::Infra(stale + " " + std::to_string(epoch) + " (current " +
                          std::to_string(current) + "): another msgx leads now");
   }
   return Status::Ok();

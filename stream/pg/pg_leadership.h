@@ -24,7 +24,6 @@
 #include <optional>
 #include <pqxx/pqxx>
 #include <string>
-#include <string_view>
 
 #include "base/result.h"
 
@@ -63,12 +62,7 @@ class PgLeadership {
   std::int64_t epoch_ = 0;
 };
 
-// What every refusal of a stale leader's write says, in PostgreSQL and in
-// Redis (state/redis_mirror.h): LeadershipKeeper::StepDownIfStale looks
-// for it.
-inline constexpr std::string_view kStaleEpochMark = "stale epoch";
-
-// Inside a writer's transaction: kInfra "stale epoch" unless `pipeline`'s
+// Inside a writer's transaction: kInfra kStaleEpochMark (base/status.h) unless `pipeline`'s
 // leader_epoch equals `epoch` and its log_uuid equals `log_uuid`. Takes a
 // row lock (FOR SHARE) so that no new epoch is granted until it commits.
 Status CheckEpoch(pqxx::dbtransaction& tx, const std::string& pipeline, std::int64_t epoch,
