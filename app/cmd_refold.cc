@@ -16,9 +16,13 @@
 //   0 identical;
 //   1 divergence within the current fold version (a determinism bug or
 //     corruption): names the first offset and key;
-//   3 divergence first seen where an older fold version decided: prints
-//     that record's outcome before and after (the upgrade diff).
-// --until OFFSET limits both the rebuild and the comparison.
+//   3 divergence first seen where an older fold version decided: the
+//     refold goes on to the live applied offset and prints the upgrade diff
+//     (tools/state_diff.h): every message whose outcome changes, old and
+//     new, and every flight and reference record whose fields change, old
+//     and new (docs/fold.md#the-upgrade-diff).
+// --until OFFSET limits both the rebuild and the comparison (below the live
+// applied offset, an upgrade diff names only the first changed record).
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <iostream>
@@ -30,6 +34,7 @@
 #include "state/pending_batch.h"
 #include "state/state_codec.h"
 #include "tools/fold_tools.h"
+#include "tools/state_diff.h"
 
 namespace msgx::app {
 namespace {
@@ -39,60 +44,46 @@ struct RefoldArgs {
   std::int64_t until = -1;
 };
 
-std::string Describe(const Outcome& o) {
-  return std::string(OutcomeStateName(o.state)) +
-         (o.error_class.empty() ? "" : " " + o.error_class) +
-         (o.last_error.empty() ? "" : " (" + o.last_error + ")") + " at offset " +
-         std::to_string(o.log_offset);
-}
-
 // The first outcome decided in [from, to] that differs between the two
-// stores, by log offset then mailbox id.
-std::optional<std::pair<Outcome, std::optional<Outcome>>> FirstOutcomeDiff(
-    const StateStore& rebuilt, const StateStore& live, std::int64_t from, std::int64_t to) {
+// stores, by log offset then mailbox id: (refold's, live's), or nullopt.
+using OutcomeDiff = std::pair<Outcome, std::optional<Outcome>>;
+Result<std::optional<OutcomeDiff>> FirstOutcomeDiff(const StateStore& rebuilt,
+                                                    const StateStore& live, std::int64_t from,
+                                                    std::int64_t to) {
   std::map<std::pair<std::int64_t, std::int64_t>, Outcome> in_range;
-  (void)rebuilt.ForEachEntry([&](std::string_view cf, std::string_view, std::string_view v) {
-    if (cf != "outcomes") return;
+  Status bad;
+  Status s = rebuilt.ForEachEntry([&](std::string_view cf, std::string_view, std::string_view v) {
+    if (cf != "outcomes" || !bad.ok()) return;
     auto o = DecodeOutcome(v);
-    if (o.ok() && o->log_offset >= from && o->log_offset <= to) {
+    if (!o.ok()) {
+      bad = o.status();
+    } else if (o->log_offset >= from && o->log_offset <= to) {
       in_range.emplace(std::make_pair(o->log_offset, o->mailbox_id), *o);
     }
   });
+  if (!s.ok()) return s;
+  if (!bad.ok()) return bad;
   for (const auto& [k, o] : in_range) {
     auto l = live.GetOutcome(o.mailbox_id);
-    if (!l.ok() || !l->has_value() || !(**l == o)) {
-      return std::make_pair(o, l.ok() ? *l : std::nullopt);
-    }
+    if (!l.ok()) return l.status();
+    if (!l->has_value() || !(**l == o)) return std::optional(OutcomeDiff(o, *l));
   }
-  return std::nullopt;
+  return std::optional<OutcomeDiff>();
 }
 
-std::string EntryName(const StateStore::EntryCursor& c) {
-  return std::string(c.cf()) + "/" + ToHex(c.key());
-}
-
-// The first entry ("cf/hex key") where the two stores differ, or nullopt;
-// one pass over both, in their common order.
+// The first entry ("cf/hex key") where the two stores differ, or nullopt.
+// The fold version the live store last committed with is not compared: an
+// older version that decided the same is no divergence.
 Result<std::optional<std::string>> FirstEntryDiff(const StateStore& rebuilt,
                                                   const StateStore& live) {
-  auto a = rebuilt.NewEntryCursor();
-  auto b = live.NewEntryCursor();
-  for (;;) {
-    if (!a->status().ok()) return a->status();
-    if (!b->status().ok()) return b->status();
-    if (!a->Valid() && !b->Valid()) return std::optional<std::string>();
-    if (!a->Valid()) return std::optional(EntryName(*b));
-    if (!b->Valid()) return std::optional(EntryName(*a));
-    if (a->cf_index() != b->cf_index()) {
-      return std::optional(EntryName(a->cf_index() < b->cf_index() ? *a : *b));
-    }
-    if (const int c = a->key().compare(b->key()); c != 0) {
-      return std::optional(EntryName(c < 0 ? *a : *b));
-    }
-    if (a->value() != b->value()) return std::optional(EntryName(*a));
-    a->Next();
-    b->Next();
-  }
+  std::optional<std::string> first;
+  Status s = DiffEntries(rebuilt, live, [&](std::string_view cf, std::string_view key, auto, auto) {
+    if (cf == "meta" && key == "fold_version") return true;
+    first = std::string(cf) + "/" + ToHex(key);
+    return false;
+  });
+  if (!s.ok()) return s;
+  return first;
 }
 
 // What differs between two pending batches of the same range ("" when
@@ -118,7 +109,9 @@ std::string PendingDiff(const PendingBatch& refold, const PendingBatch& live) {
   if (refold.references != live.references) return "reference rows differ";
   if (refold.history != live.history) return "history rows differ";
   if (refold.flights != live.flights) return "flight rows differ";
-  if (!(refold == live)) return "the batch's header differs";
+  PendingBatch same_version = live;  // the version that decided it is no difference
+  same_version.fold_version = refold.fold_version;
+  if (!(refold == same_version)) return "the batch's header differs";
   return "";
 }
 
@@ -199,13 +192,17 @@ int RunRefold(const GlobalOptions& global, const RefoldArgs& args) {
       by_end[e.end_offset] = e;
     }
   }
+  // The first batch whose digest differs. Where an older fold version
+  // decided it, the refold goes on to the end without comparing digests
+  // (chained, every later one differs too) to write the upgrade diff.
   std::optional<std::int64_t> bad_end;
   std::int64_t prev_end = -1, bad_from = 0;
   Status s = sf.Run(limit, cuts, [&](std::int64_t end, const std::string& digest) {
+    if (bad_end) return true;
     if (digest != by_end[end].digest) {
       bad_end = end;
       bad_from = prev_end + 1;
-      return false;
+      return by_end[end].fold_version != kFoldVersion;
     }
     prev_end = end;
     return true;
@@ -221,19 +218,42 @@ int RunRefold(const GlobalOptions& global, const RefoldArgs& args) {
   }
   if (bad_end) {
     const StateStore::BatchEnd& be = by_end[*bad_end];
-    auto diff = FirstOutcomeDiff(sf.store(), *live, bad_from, *bad_end);
+    auto first = FirstOutcomeDiff(sf.store(), *live, bad_from, *bad_end);
+    if (!first.ok()) {
+      std::cerr << "msgx refold: comparing outcomes: " << first.status().ToString() << "\n";
+      return 2;
+    }
+    const std::optional<OutcomeDiff>& diff = *first;
     const bool older = be.fold_version != kFoldVersion;
     std::cout << (older ? "upgrade diff" : "DIVERGENCE") << ": digest differs in batch ["
               << bad_from << "," << *bad_end << "] (decided by fold version " << be.fold_version
               << ", now " << kFoldVersion << ")\n";
+    if (older && limit == meta->applied_offset) {
+      // What the current fold version changes, message by message and
+      // record by record, against the whole live state.
+      auto counts = WriteUpgradeDiff(*live, sf.store(), sf.zone(), std::cout);
+      if (!counts.ok()) {
+        std::cerr << "msgx refold: writing the upgrade diff: " << counts.status().ToString()
+                  << "\n";
+        return 2;
+      }
+      std::cout << "changes: " << counts->messages << " message(s), " << counts->flights
+                << " flight(s), " << counts->references << " reference record(s)\n";
+      if (counts->messages + counts->flights + counts->references == 0) {
+        std::cout << "no outcome, flight or reference record changes: the difference is in "
+                     "identity bindings, events or the recorded digest alone\n";
+      }
+      return 3;
+    }
     if (diff) {
       std::cout << "first record: offset " << diff->first.log_offset << " mailbox id "
                 << diff->first.mailbox_id << "\n  live:    "
-                << (diff->second ? Describe(*diff->second) : std::string("(none)"))
-                << "\n  refold:  " << Describe(diff->first) << "\n";
+                << (diff->second ? DescribeOutcome(*diff->second) : std::string("(none)"))
+                << "\n  refold:  " << DescribeOutcome(diff->first) << "\n";
     } else {
       std::cout << "outcomes agree in that batch; the difference is in state changes\n";
     }
+    if (older) std::cout << "(without --until, the diff lists every change)\n";
     return older ? 3 : 1;
   }
   if (limit == meta->applied_offset) {

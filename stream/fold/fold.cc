@@ -101,7 +101,7 @@ Status Fold::CommitPending() {
   StateMeta meta;
   meta.applied_offset = last_;
   meta.generation = generation_;
-  meta.fold_version = kFoldVersion;
+  meta.fold_version = options_.fold_version;
   meta.digest = digest_;
   BatchWrite write = overlay_.TakeBatch(meta);
   write.pending = pending_.Finish(write, first_, last_append_);
@@ -369,7 +369,7 @@ Result<Fold::MessageResult> Fold::DecideMessage(const FoldInput& message,
   ctx.offset = decide_offset;
   ctx.zone = &active_->zone();
   ctx.snapshot_clear_missing = active_->values().snapshot_clear_missing;
-  auto d = Decide(overlay_, *msg, ctx);
+  auto d = (options_.decide != nullptr ? options_.decide : &Decide)(overlay_, *msg, ctx);
   if (!d.ok()) {
     if (d.status().error_class() == ErrorClass::kInfra) return d.status();
     dead(d.status());

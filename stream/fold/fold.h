@@ -58,6 +58,7 @@
 #include "stream/fold/event_payload.h"
 #include "stream/fold/fold_input.h"
 #include "stream/fold/handlers/decision.h"
+#include "stream/fold/handlers/handlers.h"
 #include "stream/fold/pending_builder.h"
 #include "stream/fold/state_overlay.h"
 
@@ -86,6 +87,13 @@ struct FoldOptions {
   // where PostgreSQL's fold_batch rows end, so their digests can be
   // compared (docs/commit-protocol.md#recovery).
   std::vector<std::int64_t> cut_offsets;
+  // Test seam for the upgrade diff (docs/fold.md#the-upgrade-diff): a test
+  // folds with a deliberately changed router (`decide`) recorded under a
+  // test-only `fold_version`, so that `msgx refold --verify`, which decides
+  // with the real handlers, meets batches an "older" fold version decided
+  // differently. The service and the tools never set them.
+  std::int64_t fold_version = kFoldVersion;
+  DecideFn decide = nullptr;  // null: Decide (stream/fold/handlers/handlers.h)
 
   // The service's and the tools' options: batch_max from `c`, the real
   // decoder, `settings` as the fallback.

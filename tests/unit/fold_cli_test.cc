@@ -13,6 +13,7 @@
 #include "codecs/sis_decoder.h"
 #include "state/log_store.h"
 #include "stream/fold/fold.h"
+#include "stream/fold/handlers/handlers.h"
 #include "stream/fold/log_fold_source.h"
 #include "stream/fold/sis_fold_decoder.h"
 #include "tests/unit/fold_fakes.h"
@@ -44,6 +45,9 @@ RunResult RunMsgx(const std::string& state_dir, const std::string& args) {
 
 class FoldCliTest : public ::testing::Test {
  protected:
+  // How the live fold differs from the one `msgx refold` runs (none here).
+  virtual void LiveOptions(FoldOptions* /*options*/) {}
+
   void SetUp() override {
     (void)InitLogging("off");
     ManualClock clock(Local(2021, 1, 23, 1));
@@ -80,6 +84,7 @@ class FoldCliTest : public ::testing::Test {
     FoldOptions options;
     options.zone = &zone;
     options.batch_max = 2;
+    LiveOptions(&options);
     Fold fold(store->get(), &decoder, &source, options);
     ASSERT_TRUE(fold.Open().ok());
     std::vector<FoldInput> in;
@@ -202,8 +207,80 @@ TEST_F(FoldCliTest, VerifyExit3WhenAnOlderFoldVersionDecided) {
   EXPECT_EQ(r.exit_code, 3) << r.out;
   EXPECT_NE(r.out.find("upgrade diff"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("batch [4,5]"), std::string::npos) << r.out;
+  // Only the recorded digest was rewritten: no decision changes.
+  EXPECT_NE(r.out.find("changes: 0 message(s), 0 flight(s), 0 reference record(s)\nno outcome, "
+                       "flight or reference record changes"),
+            std::string::npos)
+      << r.out;
   // --until before the rewritten batch: identical.
   r = RunMsgx(dir_.path(), "refold --verify --until 3");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+}
+
+// A live store folded by an older fold version that decided this log the
+// same: no divergence, no upgrade diff.
+class FoldCliOlderVersionTest : public FoldCliTest {
+ protected:
+  void LiveOptions(FoldOptions* options) override { options->fold_version = kFoldVersion - 1; }
+};
+
+TEST_F(FoldCliOlderVersionTest, VerifyPassesWhenTheOlderVersionDecidedTheSame) {
+  const RunResult r = RunMsgx(dir_.path(), "refold --verify");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("identical up to offset 5"), std::string::npos) << r.out;
+}
+
+// The "older" fold version of the upgrade test: a deliberately changed
+// router that had no handler for FLOP DELY.
+Result<Decision> DecideWithoutDely(const StateView& view, const sis::DecodedMessage& msg,
+                                   const DecideContext& ctx) {
+  if (msg.meta.type == "FLOP" && msg.meta.styp == "DELY") {
+    return Status::Unsupported("no handler for FLOP DELY in this fold version");
+  }
+  return Decide(view, msg, ctx);
+}
+
+// The live store was folded by that older version (recorded as
+// kFoldVersion - 1); the current one decides FLOP-DELY-1 (offset 3, mailbox
+// id 4, flight 15) differently.
+class FoldCliUpgradeTest : public FoldCliTest {
+ protected:
+  void LiveOptions(FoldOptions* options) override {
+    options->fold_version = kFoldVersion - 1;
+    options->decide = &DecideWithoutDely;
+  }
+};
+
+TEST_F(FoldCliUpgradeTest, VerifyWritesWhatTheNewFoldVersionChanges) {
+  RunResult r = RunMsgx(dir_.path(), "refold --verify");
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_NE(r.out.find("upgrade diff: digest differs in batch [2,3] (decided by fold version " +
+                       std::to_string(kFoldVersion - 1) + ", now " + std::to_string(kFoldVersion) +
+                       ")\n"),
+            std::string::npos)
+      << r.out;
+  // Per message: the old outcome and the new.
+  EXPECT_NE(r.out.find("\nmessage 4 (offset 3): DEAD UNSUPPORTED (no handler for FLOP DELY in "
+                       "this fold version) at offset 3 -> SUCCEEDED"),
+            std::string::npos)
+      << r.out;
+  // Per flight: the old fields and the new.
+  EXPECT_NE(r.out.find("\nflight 15\n  DELY: (none) -> [{\"CODE\":\"YY\""), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("changes: 1 message(s), 1 flight(s), 0 reference record(s)\n"),
+            std::string::npos)
+      << r.out;
+  // Nothing else changes: the other five messages are not listed.
+  EXPECT_EQ(r.out.find("\nmessage 1 "), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("\nmessage 6 "), std::string::npos) << r.out;
+
+  // --until below the live applied offset: only the first changed record.
+  r = RunMsgx(dir_.path(), "refold --verify --until 4");
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_NE(r.out.find("first record: offset 3 mailbox id 4"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("changes:"), std::string::npos) << r.out;
+  // Before the changed record: identical.
+  r = RunMsgx(dir_.path(), "refold --verify --until 1");
   EXPECT_EQ(r.exit_code, 0) << r.out;
 }
 

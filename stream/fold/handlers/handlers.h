@@ -30,6 +30,9 @@ struct DecideContext {
 // Routes by TYPE/STYP to the handlers below.
 Result<Decision> Decide(const StateView& view, const sis::DecodedMessage& msg,
                         const DecideContext& ctx);
+// Decide's signature: the fold calls one of these per message.
+using DecideFn = Result<Decision> (*)(const StateView& view, const sis::DecodedMessage& msg,
+                                      const DecideContext& ctx);
 
 Result<Decision> DecideFlop(const StateView& view, const sis::DecodedMessage& msg,
                             const DecideContext& ctx);
