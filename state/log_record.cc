@@ -81,7 +81,8 @@ flatbuffers::Offset<fb::Command> BuildCommand(flatbuffers::FlatBufferBuilder& b,
           body = fb::CreateReplay(b, b.CreateVector(args.mailbox_ids)).Union();
         } else if constexpr (std::is_same_v<T, QuarantineArgs>) {
           type = fb::CommandBody::Quarantine;
-          body = fb::CreateQuarantine(b, args.offset, b.CreateString(args.reason)).Union();
+          body =
+              fb::CreateQuarantine(b, args.offset, b.CreateString(args.reason), args.sub).Union();
         } else if constexpr (std::is_same_v<T, HistorySweepArgs>) {
           type = fb::CommandBody::HistorySweep;
           body = fb::CreateHistorySweep(b, args.cutoff).Union();
@@ -179,7 +180,7 @@ Result<LogRecordData> ToLogRecordData(std::string_view bytes, MicrosSinceEpoch* 
       }
       case fb::CommandBody::Quarantine: {
         const fb::Quarantine* q = c->body_as_Quarantine();
-        cd.args = QuarantineArgs{q->offset(), q->reason() ? q->reason()->str() : ""};
+        cd.args = QuarantineArgs{q->offset(), q->reason() ? q->reason()->str() : "", q->sub()};
         break;
       }
       case fb::CommandBody::HistorySweep:

@@ -30,6 +30,7 @@ struct ReplayArgs {
 struct QuarantineArgs {
   std::uint64_t offset = 0;
   std::string reason;
+  int sub = -1;  // >= 0: only that message of the REPLAY command at offset
   bool operator==(const QuarantineArgs&) const = default;
 };
 struct HistorySweepArgs {

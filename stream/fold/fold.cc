@@ -247,6 +247,10 @@ Status Fold::FoldOne(const FoldInput& r, std::string* canon) {
           } else if constexpr (std::is_same_v<T, QuarantineCommand>) {
             canon->append(",\"quarantine\":");
             canon->append(std::to_string(c.offset));
+            if (c.sub >= 0) {  // absent before subs: old logs' digests stand
+              canon->append(",\"sub\":");
+              canon->append(std::to_string(c.sub));
+            }
           } else if constexpr (std::is_same_v<T, HistorySweepCommand>) {
             s = Sweep(r, c, canon);
           } else if constexpr (std::is_same_v<T, ExhaustCommand>) {

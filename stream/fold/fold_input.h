@@ -26,9 +26,12 @@ class TimeZone;
 struct ReplayCommand {
   std::vector<std::int64_t> mailbox_ids;  // explicit, resolved when issued
 };
+// The record at `offset`, or with sub >= 0 only the sub-th message of the
+// REPLAY command at `offset` (docs/fold.md#quarantine).
 struct QuarantineCommand {
   std::int64_t offset = 0;
   std::string reason;
+  int sub = -1;
 };
 struct HistorySweepCommand {
   MicrosSinceEpoch cutoff = 0;  // 0: start of today - history.keep-days
@@ -96,9 +99,11 @@ class LogSource {
   virtual ~LogSource() = default;
   // The record at `offset` (for a replay: the message's bytes), or nullopt.
   virtual Result<std::optional<FoldInput>> ReadAt(std::int64_t offset) const = 0;
-  // The reason when `offset` is quarantined (the index written with the
-  // quarantine command), or nullopt.
-  virtual std::optional<std::string> QuarantineReason(std::int64_t offset) const = 0;
+  // The reason when the record at `offset` (sub -1) or the sub-th message of
+  // the REPLAY command at `offset` (sub >= 0) is quarantined (the index
+  // written with the quarantine command), or nullopt. Exact: a quarantined
+  // message of a replay does not quarantine the replay, nor the reverse.
+  virtual std::optional<std::string> QuarantineReason(std::int64_t offset, int sub = -1) const = 0;
   // Seed mode: the reason when the message at `offset` exhausted its retries
   // (an EXHAUST command in the log), or nullopt.
   virtual std::optional<std::string> ExhaustReason(std::int64_t /*offset*/) const {

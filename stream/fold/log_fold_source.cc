@@ -20,7 +20,7 @@ Result<FoldInput> ToFoldInput(std::uint64_t offset, std::string_view bytes) {
           if constexpr (std::is_same_v<T, ReplayArgs>) {
             in.command = ReplayCommand{a.mailbox_ids};
           } else if constexpr (std::is_same_v<T, QuarantineArgs>) {
-            in.command = QuarantineCommand{static_cast<std::int64_t>(a.offset), a.reason};
+            in.command = QuarantineCommand{static_cast<std::int64_t>(a.offset), a.reason, a.sub};
           } else if constexpr (std::is_same_v<T, HistorySweepArgs>) {
             in.command = HistorySweepCommand{a.cutoff};
           } else if constexpr (std::is_same_v<T, ExhaustArgs>) {
@@ -62,7 +62,7 @@ Status LogFoldSource::BuildQuarantineIndex() {
     for (const FoldInput& in : batch) {
       if (in.command) {
         if (const auto* q = std::get_if<QuarantineCommand>(&*in.command)) {
-          quarantine_.emplace(q->offset, q->reason);
+          quarantine_.emplace(std::make_pair(q->offset, q->sub), q->reason);
         } else if (const auto* x = std::get_if<ExhaustCommand>(&*in.command)) {
           exhausted_.emplace(x->offset, x->reason);
         } else if (const auto* st = std::get_if<SettingsCommand>(&*in.command)) {
@@ -82,8 +82,8 @@ Result<std::optional<FoldInput>> LogFoldSource::ReadAt(std::int64_t offset) cons
   return std::optional<FoldInput>(std::move(one[0]));
 }
 
-std::optional<std::string> LogFoldSource::QuarantineReason(std::int64_t offset) const {
-  auto it = quarantine_.find(offset);
+std::optional<std::string> LogFoldSource::QuarantineReason(std::int64_t offset, int sub) const {
+  auto it = quarantine_.find({offset, sub});
   if (it == quarantine_.end()) return std::nullopt;
   return it->second;
 }

@@ -14,6 +14,7 @@
 
 #include <functional>
 #include <map>
+#include <utility>
 
 #include "state/log_iterator.h"
 #include "stream/fold/fold_input.h"
@@ -38,13 +39,13 @@ class LogFoldSource final : public LogSource {
   Status BuildQuarantineIndex();
 
   Result<std::optional<FoldInput>> ReadAt(std::int64_t offset) const override;
-  std::optional<std::string> QuarantineReason(std::int64_t offset) const override;
+  std::optional<std::string> QuarantineReason(std::int64_t offset, int sub) const override;
   std::optional<std::string> ExhaustReason(std::int64_t offset) const override;
   std::optional<InForce> SettingsInForceAt(std::int64_t offset) const override;
 
  private:
   LogReadFn read_;
-  std::map<std::int64_t, std::string> quarantine_;
+  std::map<std::pair<std::int64_t, int>, std::string> quarantine_;  // {offset, sub}
   std::map<std::int64_t, std::string> exhausted_;
   std::map<std::int64_t, SettingsCommand> settings_;
 };

@@ -19,6 +19,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "codecs/sis_message.h"
@@ -227,7 +228,8 @@ inline std::string Raw(const std::string& sndr, const std::string& seqn, const s
 class VectorLog final : public LogSource {
  public:
   std::vector<FoldInput> records;
-  std::map<std::int64_t, std::string> quarantine;
+  std::map<std::int64_t, std::string> quarantine;                      // whole records
+  std::map<std::pair<std::int64_t, int>, std::string> quarantine_sub;  // {replay offset, k}
   std::map<std::int64_t, std::string> exhausted;  // seed mode: EXHAUST commands
 
   FoldInput& AddMessage(std::int64_t mailbox_id, MicrosSinceEpoch t, std::string raw) {
@@ -253,7 +255,12 @@ class VectorLog final : public LogSource {
     }
     return std::optional<FoldInput>(records[static_cast<std::size_t>(offset)]);
   }
-  std::optional<std::string> QuarantineReason(std::int64_t offset) const override {
+  std::optional<std::string> QuarantineReason(std::int64_t offset, int sub) const override {
+    if (sub >= 0) {
+      auto it = quarantine_sub.find({offset, sub});
+      if (it == quarantine_sub.end()) return std::nullopt;
+      return it->second;
+    }
     auto it = quarantine.find(offset);
     if (it == quarantine.end()) return std::nullopt;
     return it->second;

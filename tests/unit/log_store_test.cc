@@ -304,6 +304,17 @@ TEST_F(LogStoreTest, CommandsAreIndexedByTheirId) {
   EXPECT_EQ(std::get<ReplayArgs>(c->command->args).mailbox_ids, (std::vector<std::int64_t>{5, 6}));
   auto q = ToLogRecordData(e[1].bytes);
   EXPECT_EQ(std::get<QuarantineArgs>(q->command->args).reason, "crashed twice");
+  EXPECT_EQ(std::get<QuarantineArgs>(q->command->args).sub, -1);  // the whole record
+}
+
+// A quarantine of one message of a replay keeps its sub through the log.
+TEST(LogRecordTest, AQuarantinedReplayMessageKeepsItsSub) {
+  const LogRecordData q =
+      LogRecordData::Command(CommandData{QuarantineArgs{12, "crashed", 2}, "msgx:crash-guard"});
+  auto back = ToLogRecordData(EncodeLogRecord(q, 5));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, q);
+  EXPECT_EQ(std::get<QuarantineArgs>(back->command->args).sub, 2);
 }
 
 TEST(LogRecordTest, CorruptBytesAreAStatusNotACrash) {
