@@ -14,12 +14,16 @@
 namespace msgx {
 namespace {
 
+// The armed pair: offset (-1: none) and sub. See SetCurrent for why the
+// handler always reads a consistent pair.
 std::atomic<std::int64_t> g_current{-1};
+std::atomic<int> g_current_sub{-1};
 // The thread that armed g_current (the fold's): only a death on it is the
 // record's fault. A pid_t is lock-free, so the handler may read it.
 std::atomic<pid_t> g_fold_thread{0};
 static_assert(std::atomic<pid_t>::is_always_lock_free);
 static_assert(std::atomic<std::int64_t>::is_always_lock_free);
+static_assert(std::atomic<int>::is_always_lock_free);
 std::array<char, 4096> g_path{};  // written before handlers are installed
 
 constexpr std::array<int, 5> kSignals{SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
@@ -40,13 +44,19 @@ void OnFatalSignal(int sig) {
   // A fatal signal is handled on the thread that caused it (a fault, or
   // raise/abort, which signal the calling thread). gettid() is a system call
   // and async-signal-safe.
-  const std::int64_t offset = g_current.load(std::memory_order_acquire);
+  // The offset first: when it is armed, the sub beside it is its own.
+  const std::int64_t offset = g_current.load(std::memory_order_seq_cst);
+  const int sub = g_current_sub.load(std::memory_order_seq_cst);
   const bool on_fold_thread = g_fold_thread.load(std::memory_order_relaxed) == ::gettid();
   if (offset >= 0 && on_fold_thread && g_path[0] != '\0') {
     int fd = ::open(g_path.data(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd >= 0) {
       char line[64];
       size_t n = FormatInt(offset, line);
+      if (sub >= 0) {
+        line[n++] = '/';
+        n += FormatInt(sub, line + n);
+      }
       line[n++] = ' ';
       n += FormatInt(sig, line + n);
       line[n++] = '\n';
@@ -83,25 +93,39 @@ Status CrashGuard::Install(const std::string& deaths_path) {
   return Status::Ok();
 }
 
-void CrashGuard::SetCurrent(std::int64_t offset) {
-  g_fold_thread.store(::gettid(), std::memory_order_relaxed);
-  g_current.store(offset, std::memory_order_release);
+// A death is recorded only on the thread that armed the guard, so the
+// handler that reads the pair interrupts this very function (or runs after
+// it), never races it from another core. The offset is disarmed first and
+// armed last, and seq_cst keeps the compiler from reordering the three
+// stores, so wherever the signal lands the handler sees the old pair, offset
+// -1 (records nothing: a death in the few instructions of arming counts for
+// no one), or the new pair; never the new sub with the old offset.
+void CrashGuard::SetCurrent(std::int64_t offset, int sub) {
+  g_current.store(-1, std::memory_order_seq_cst);
+  g_fold_thread.store(::gettid(), std::memory_order_seq_cst);
+  g_current_sub.store(sub < 0 ? -1 : sub, std::memory_order_seq_cst);
+  g_current.store(offset, std::memory_order_seq_cst);
 }
 
-void CrashGuard::ClearCurrent() { g_current.store(-1, std::memory_order_release); }
+void CrashGuard::ClearCurrent() { g_current.store(-1, std::memory_order_seq_cst); }
 
-Result<std::map<std::int64_t, RecordedDeaths>> CrashGuard::ReadDeaths(
-    const std::string& deaths_path) {
-  std::map<std::int64_t, RecordedDeaths> deaths;
+Result<std::map<DeathKey, RecordedDeaths>> CrashGuard::ReadDeaths(const std::string& deaths_path) {
+  std::map<DeathKey, RecordedDeaths> deaths;
   std::ifstream in(deaths_path);
   if (!in) return deaths;  // no file, no deaths
   std::string line;
   while (std::getline(in, line)) {
+    // "<offset> <signal>" or "<offset>/<sub> <signal>".
     std::istringstream fields(line);
-    std::int64_t offset = -1;
+    DeathKey key;
     int sig = 0;
-    if (!(fields >> offset >> sig) || offset < 0) continue;  // torn line
-    RecordedDeaths& d = deaths[offset];
+    if (!(fields >> key.offset) || key.offset < 0) continue;  // torn line
+    if (fields.peek() == '/') {
+      fields.get();
+      if (!(fields >> key.sub) || key.sub < 0) continue;
+    }
+    if (!(fields >> sig)) continue;
+    RecordedDeaths& d = deaths[key];
     ++d.count;
     d.last_signal = sig;
   }
@@ -114,9 +138,13 @@ Status CrashGuard::Prune(const std::string& deaths_path, std::int64_t applied) {
   const std::string tmp = deaths_path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::trunc);
-    for (const auto& [offset, d] : *deaths) {
-      if (offset <= applied) continue;
-      for (int i = 0; i < d.count; ++i) out << offset << ' ' << d.last_signal << '\n';
+    for (const auto& [key, d] : *deaths) {
+      if (key.offset <= applied) continue;
+      for (int i = 0; i < d.count; ++i) {
+        out << key.offset;
+        if (key.sub >= 0) out << '/' << key.sub;
+        out << ' ' << d.last_signal << '\n';
+      }
     }
     out.flush();
     if (!out) return Status::Infra("cannot write " + tmp);

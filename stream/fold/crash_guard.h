@@ -8,6 +8,12 @@
 // recorded when no record is being folded, or for SIGKILL/OOM/power loss,
 // which therefore never quarantine anything.
 //
+// While the fold decides the k-th message of a REPLAY command it arms
+// (offset, k) instead, and the line is "<offset>/<k> <signal>\n": the death
+// is that message's fault, not the whole command's, so crash poison can
+// quarantine that message alone. A line without "/<k>" (every line written
+// before subs existed) reads as sub -1, the whole record.
+//
 // Only a death on the fold's own thread counts: SetCurrent records the
 // calling thread's id with the offset, and the handler, which runs on the
 // thread that faulted or called abort/raise, records the death only when
@@ -15,14 +21,21 @@
 // applier, the HTTP server or a librdkafka thread while the fold decides a
 // slow record is not that record's fault and is not counted.
 //
-// On restart the owner reads the file (ReadDeaths), quarantines every offset
-// that died twice or more (a log command, written by the fold's owner), and
-// then calls Prune with the applied offset so that the file stays small.
+// On restart the owner reads the file (ReadDeaths), quarantines every
+// {offset, sub} that died twice or more (a log command, written by the
+// fold's owner), and then calls Prune with the applied offset so that the
+// file stays small.
 //
 // Thread-safety: SetCurrent/ClearCurrent are lock-free and meant for the
-// single fold thread. Install is called once, before the fold starts.
+// single fold thread. Install is called once, before the fold starts. The
+// handler never sees a torn pair: since only a death on the arming thread
+// is recorded, the handler interrupts that thread's own SetCurrent, which
+// disarms (offset -1) before it writes the sub and arms the offset last, all
+// with seq_cst atomics, so the handler reads the old pair, -1 (nothing
+// recorded) or the new pair.
 #pragma once
 
+#include <compare>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -30,6 +43,14 @@
 #include "base/result.h"
 
 namespace msgx {
+
+// What a death is recorded against: a log record (sub -1), or the sub-th
+// message of the REPLAY command at `offset`.
+struct DeathKey {
+  std::int64_t offset = -1;
+  int sub = -1;
+  auto operator<=>(const DeathKey&) const = default;
+};
 
 struct RecordedDeaths {
   int count = 0;
@@ -42,18 +63,20 @@ class CrashGuard {
   // REQUIRES: called at most once per process (later calls replace the path).
   static Status Install(const std::string& deaths_path);
 
-  // The fold is now deciding the record at `offset`, on the calling thread
-  // (the only thread whose death counts until the next SetCurrent).
-  static void SetCurrent(std::int64_t offset);
+  // The fold is now deciding the record at `offset` (sub -1), or the sub-th
+  // message (sub >= 0) of the REPLAY command at `offset`, on the calling
+  // thread (the only thread whose death counts until the next SetCurrent).
+  static void SetCurrent(std::int64_t offset, int sub = -1);
   // The fold is between records (a death now is not the record's fault).
   static void ClearCurrent();
 
-  // Offset → deaths recorded in the file. A missing file is no deaths;
-  // malformed lines (a torn write) are ignored.
-  static Result<std::map<std::int64_t, RecordedDeaths>> ReadDeaths(const std::string& deaths_path);
+  // {offset, sub} → deaths recorded in the file, in that order. A missing
+  // file is no deaths; malformed lines (a torn write) are ignored.
+  static Result<std::map<DeathKey, RecordedDeaths>> ReadDeaths(const std::string& deaths_path);
 
-  // Rewrites the file without the offsets <= applied (those records have
-  // since been folded or quarantined). Atomic (write + rename).
+  // Rewrites the file, in the same line format, without the offsets <=
+  // applied, whatever their sub (those records have since been folded or
+  // quarantined). Atomic (write + rename).
   static Status Prune(const std::string& deaths_path, std::int64_t applied);
 };
 

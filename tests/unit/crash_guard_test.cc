@@ -8,7 +8,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "base/failpoint.h"
 
@@ -26,13 +28,14 @@ class CrashGuardTest : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove(path_); }
 
-  // Forks a child that installs the guard, marks `offset` (or none) and
-  // dies by `sig`. Returns the child's wait status.
-  int DieInChild(std::int64_t offset, int sig) {
+  // Forks a child that installs the guard, marks `offset` (or none), with
+  // `sub` (a replay's message) when >= 0, and dies by `sig`. Returns the
+  // child's wait status.
+  int DieInChild(std::int64_t offset, int sig, int sub = -1) {
     pid_t pid = ::fork();
     if (pid == 0) {
       if (!CrashGuard::Install(path_).ok()) _exit(3);
-      if (offset >= 0) CrashGuard::SetCurrent(offset);
+      if (offset >= 0) CrashGuard::SetCurrent(offset, sub);
       ::raise(sig);
       _exit(4);  // not reached
     }
@@ -58,6 +61,14 @@ class CrashGuardTest : public ::testing::Test {
     return status;
   }
 
+  // The deaths file's lines.
+  std::vector<std::string> ReadLines() const {
+    std::vector<std::string> lines;
+    std::ifstream in(path_);
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    return lines;
+  }
+
   std::string path_;
 };
 
@@ -72,8 +83,8 @@ TEST_F(CrashGuardTest, FatalSignalRecordsTheOffsetAndStillKills) {
   auto deaths = CrashGuard::ReadDeaths(path_);
   ASSERT_TRUE(deaths.ok());
   ASSERT_EQ(deaths->size(), 1u);
-  EXPECT_EQ(deaths->at(17).count, 2);
-  EXPECT_EQ(deaths->at(17).last_signal, SIGSEGV);
+  EXPECT_EQ(deaths->at({17, -1}).count, 2);
+  EXPECT_EQ(deaths->at({17, -1}).last_signal, SIGSEGV);
 }
 
 TEST_F(CrashGuardTest, KillNineAndDeathsOutsideARecordAreNotRecorded) {
@@ -99,7 +110,7 @@ TEST_F(CrashGuardTest, OnlyADeathOnTheFoldThreadCounts) {
   deaths = CrashGuard::ReadDeaths(path_);
   ASSERT_TRUE(deaths.ok());
   ASSERT_EQ(deaths->size(), 1u);
-  EXPECT_EQ(deaths->at(7).count, 1);
+  EXPECT_EQ(deaths->at({7, -1}).count, 1);
 }
 
 TEST_F(CrashGuardTest, PruneDropsAppliedOffsetsAndTornLinesAreIgnored) {
@@ -110,7 +121,58 @@ TEST_F(CrashGuardTest, PruneDropsAppliedOffsetsAndTornLinesAreIgnored) {
   auto deaths = CrashGuard::ReadDeaths(path_);
   ASSERT_TRUE(deaths.ok());
   ASSERT_EQ(deaths->size(), 1u);
-  EXPECT_EQ(deaths->begin()->first, 9);
+  EXPECT_EQ(deaths->begin()->first, (DeathKey{9, -1}));
+}
+
+// While the fold decides the k-th message of a replay it arms (offset, k):
+// the death is that message's, written "<offset>/<k> <signal>", and read
+// back apart from the whole record's deaths at the same offset.
+TEST_F(CrashGuardTest, ADeathInAReplayedMessageIsRecordedWithItsSub) {
+  DieInChild(12, SIGABRT, 1);
+  DieInChild(12, SIGSEGV, 1);
+  DieInChild(12, SIGABRT, 0);
+  DieInChild(12, SIGABRT);  // the replay command itself, between messages
+  auto text = ReadLines();
+  ASSERT_EQ(text.size(), 4u);
+  EXPECT_EQ(text[0], "12/1 " + std::to_string(SIGABRT));
+  EXPECT_EQ(text[3], "12 " + std::to_string(SIGABRT));
+
+  auto deaths = CrashGuard::ReadDeaths(path_);
+  ASSERT_TRUE(deaths.ok());
+  ASSERT_EQ(deaths->size(), 3u);
+  EXPECT_EQ(deaths->at({12, 1}).count, 2);
+  EXPECT_EQ(deaths->at({12, 1}).last_signal, SIGSEGV);
+  EXPECT_EQ(deaths->at({12, 0}).count, 1);
+  EXPECT_EQ(deaths->at({12, -1}).count, 1);
+  EXPECT_EQ(deaths->begin()->first, (DeathKey{12, -1}));  // ordered: the record first
+}
+
+// Lines written before subs existed ("<offset> <signal>") read as sub -1;
+// a torn sub is ignored like any torn line.
+TEST_F(CrashGuardTest, OldLinesReadAsTheWholeRecord) {
+  { std::ofstream(path_) << "5 6\n5 11\n8/2 6\n8/ 6\n8/x 6\n9/3\n"; }
+  auto deaths = CrashGuard::ReadDeaths(path_);
+  ASSERT_TRUE(deaths.ok());
+  ASSERT_EQ(deaths->size(), 2u);
+  EXPECT_EQ(deaths->at({5, -1}).count, 2);
+  EXPECT_EQ(deaths->at({5, -1}).last_signal, 11);
+  EXPECT_EQ(deaths->at({8, 2}).count, 1);
+}
+
+TEST_F(CrashGuardTest, PruneKeepsSubs) {
+  DieInChild(3, SIGABRT, 0);
+  DieInChild(9, SIGABRT, 2);
+  DieInChild(9, SIGABRT, 2);
+  DieInChild(9, SIGABRT);
+  ASSERT_TRUE(CrashGuard::Prune(path_, 3).ok());
+  EXPECT_EQ(ReadLines(), (std::vector<std::string>{"9 " + std::to_string(SIGABRT),
+                                                   "9/2 " + std::to_string(SIGABRT),
+                                                   "9/2 " + std::to_string(SIGABRT)}));
+  auto deaths = CrashGuard::ReadDeaths(path_);
+  ASSERT_TRUE(deaths.ok());
+  ASSERT_EQ(deaths->size(), 2u);
+  EXPECT_EQ(deaths->at({9, 2}).count, 2);
+  EXPECT_EQ(deaths->at({9, -1}).count, 1);
 }
 
 TEST(FailpointTest, ArmedAbortKillsTheChildOnlyForItsArgument) {
