@@ -424,10 +424,38 @@ Status Fold::Replay(const FoldInput& cmd, const ReplayCommand& replay, std::stri
       continue;
     }
     rec->mailbox_id = id;
+    const std::string prev_error = (*prev)->error_class + ": " + (*prev)->last_error;
+    if (auto reason = log_->QuarantineReason(cmd.offset, sub)) {
+      // This message of the replay crashed the processor
+      // (docs/crash-safety.md#crash-poison): not decided, the rest are.
+      ++counters_.quarantined;
+      MessageResult m;
+      m.identity_key = (*prev)->identity_key;  // kept for a later replay
+      m.source.mailbox_id = id;
+      m.times = {rec->received_micros, rec->append_micros};
+      Outcome& o = m.outcome;
+      o.mailbox_id = id;
+      o.state = OutcomeState::kDead;
+      o.error_class = "QUARANTINED";
+      o.last_error = "quarantined:" + *reason;
+      o.prev_error = prev_error;
+      o.log_offset = cmd.offset;
+      o.message_offset = rec->offset;
+      o.decided_micros = cmd.append_micros;
+      Logger("fold")->error("{}", WithTrace(std::to_string(id), o.last_error));
+      RecordMessage(cmd.offset, sub, m, cmd.append_micros, canon);
+      ++sub;
+      continue;
+    }
+    // A death from here until the message is recorded is this message's
+    // fault, not the whole command's (docs/crash-safety.md#crash-poison).
+    CrashGuard::SetCurrent(cmd.offset, sub);
+    MSGX_FAILPOINT("fold.replay", std::to_string(id));
     auto m = DecideMessage(*rec, cmd.offset, cmd.append_micros, &**prev);
     if (!m.ok()) return m.status();
-    m->outcome.prev_error = (*prev)->error_class + ": " + (*prev)->last_error;
+    m->outcome.prev_error = prev_error;
     RecordMessage(cmd.offset, sub, *m, cmd.append_micros, canon);
+    CrashGuard::SetCurrent(cmd.offset);  // between messages: the command's
     ++sub;
   }
   return {};

@@ -240,6 +240,96 @@ TEST_F(FoldTest, QuarantinedRecordIsDeadWithReason) {
   EXPECT_EQ((*store_->GetFlight("F1"))->data.Get("STND"), Value::Text("S1"));
 }
 
+// Crash poison quarantined the second message of a replay, (replay offset,
+// 1) (docs/crash-safety.md#crash-poison): that message alone is not
+// decided and ends DEAD QUARANTINED with the error it had kept; the
+// replay's other messages are decided as usual, and a re-fold of the same
+// log decides the same.
+TEST_F(FoldTest, AQuarantinedMessageOfAReplayIsNotDecidedButTheOthersAre) {
+  decoder_.unsupported = {"NEWS"};
+  log_.AddMessage(1, kT0, Schedule("1", "F1"));
+  log_.AddMessage(2, kT0, Raw("AODB", "2", "FLOP", "NEWS", "F1=S7"));
+  log_.AddMessage(3, kT0, Raw("AODB", "3", "FLOP", "NEWS", "F1=S8"));
+  log_.AddMessage(4, kT0, Raw("AODB", "4", "FLOP", "NEWS", "F1=S9"));
+  // From offset 4 on, FLOP-NEWS is ignored: a replay is SKIPPED, not DEAD.
+  DecisionSettings ignore_news = options_.settings;
+  ignore_news.ignore_rules.push_back("FLOP-NEWS");
+  log_.AddCommand(kT0 + 1, SettingsCommand{ignore_news, false});
+  const MicrosSinceEpoch t_cmd = kT0 + 2;
+  log_.AddCommand(t_cmd, ReplayCommand{{2, 3, 4}});  // offset 5
+  const std::string reason = "crashed the processor 2 times (signal 6)";
+  log_.AddCommand(t_cmd + 1, QuarantineCommand{5, reason, 1});
+  log_.quarantine_sub[{5, 1}] = reason;
+  FoldAll();
+
+  for (std::int64_t id : {2, 4}) {
+    const Outcome o = OutcomeOf(id);
+    EXPECT_EQ(o.state, OutcomeState::kSkipped) << id;
+    EXPECT_EQ(o.last_error, "ignored:FLOP-NEWS") << id;
+    EXPECT_EQ(o.prev_error, "UNSUPPORTED: no handler NEWS") << id;
+    EXPECT_EQ(o.log_offset, 5) << id;
+  }
+  const Outcome q = OutcomeOf(3);
+  EXPECT_EQ(q.state, OutcomeState::kDead);
+  EXPECT_EQ(q.error_class, "QUARANTINED");
+  EXPECT_EQ(q.last_error, "quarantined:" + reason);
+  EXPECT_EQ(q.prev_error, "UNSUPPORTED: no handler NEWS");
+  EXPECT_EQ(q.log_offset, 5);      // at the replay's offset
+  EXPECT_EQ(q.message_offset, 2);  // its bytes stay where they were
+  EXPECT_EQ(q.decided_micros, t_cmd);
+  EXPECT_EQ(q.identity_key, "AODB|FLOP|NEWS|3");  // its first decision's
+  EXPECT_EQ(fold_->counters().quarantined, 1);
+  EXPECT_EQ(store_->ReadMeta()->applied_offset, 6);
+
+  // A re-fold of the same log decides the same; without the quarantine it
+  // would not (the digest covers it).
+  auto refold = [&](const VectorLog& log) {
+    TempDir dir;
+    auto store = StateStore::Open(dir.path() + "/state", {false, false});
+    EXPECT_TRUE(store.ok());
+    Fold f(store->get(), &decoder_, &log, options_);
+    EXPECT_TRUE(f.Open().ok());
+    Status st = f.Process(log.records);
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    auto o = (*store)->GetOutcome(3);
+    EXPECT_TRUE(o.ok() && o->has_value());
+    return std::make_pair(f.digest(), o.ok() && o->has_value() ? **o : Outcome{});
+  };
+  const auto [digest, outcome] = refold(log_);
+  EXPECT_EQ(digest, fold_->digest());
+  EXPECT_EQ(outcome, q);
+  VectorLog unquarantined = log_;
+  unquarantined.quarantine_sub.clear();
+  EXPECT_NE(refold(unquarantined).first, fold_->digest());
+
+  // Replayed again by its id, it is decided from its bytes.
+  log_.AddCommand(t_cmd + 2, ReplayCommand{{3}});
+  FoldAll();
+  EXPECT_EQ(OutcomeOf(3).state, OutcomeState::kSkipped);
+  EXPECT_EQ(OutcomeOf(3).prev_error, "QUARANTINED: quarantined:" + reason);
+}
+
+// A quarantine of the whole replay command (sub -1, as before subs
+// existed) still decides none of its messages.
+TEST_F(FoldTest, AQuarantinedReplayCommandDecidesNoneOfItsMessages) {
+  decoder_.unsupported = {"NEWS"};
+  log_.AddMessage(1, kT0, Schedule("1", "F1"));
+  log_.AddMessage(2, kT0, Raw("AODB", "2", "FLOP", "NEWS", "F1=S7"));
+  log_.AddMessage(3, kT0, Raw("AODB", "3", "FLOP", "NEWS", "F1=S8"));
+  FoldAll();
+  const Outcome two = OutcomeOf(2);
+  const Outcome three = OutcomeOf(3);
+  decoder_.unsupported.clear();
+  log_.AddCommand(kT0 + 1, ReplayCommand{{2, 3}});  // offset 3
+  log_.AddCommand(kT0 + 2, QuarantineCommand{3, "crashed twice"});
+  log_.quarantine[3] = "crashed twice";
+  Fold& f = FoldAll();
+  EXPECT_EQ(OutcomeOf(2), two);
+  EXPECT_EQ(OutcomeOf(3), three);
+  EXPECT_EQ(f.counters().quarantined, 1);
+  EXPECT_EQ(f.counters().replays, 0);
+}
+
 TEST_F(FoldTest, HistorySweepRemovesOldFlights) {
   log_.AddMessage(1, kT0,
                   Raw("AODB", "1", "SCHD", "ADD",
