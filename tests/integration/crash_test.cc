@@ -636,6 +636,144 @@ TEST_F(CrashTest, ReplayWorksWhileTheServiceRuns) {
   EXPECT_TRUE(m.prev_error.empty());  // never replayed
 }
 
+// Issue 14: a REPLAY of two DEAD messages whose first aborts the process
+// while it is decided, twice (failpoint fold.replay): crash poison
+// quarantines that message of the replay alone, (replay offset, 0); the
+// third run ends it DEAD QUARANTINED and decides the other one, which FLOP-
+// ZZZZ's new ignore rule turns from DEAD UNSUPPORTED into SKIPPED; every
+// outcome reaches PostgreSQL.
+TEST_F(CrashTest, AReplayedMessageThatAbortsTwiceIsQuarantinedAndTheOtherIsReplayed) {
+  std::atomic<bool> stop{false};
+  Produce(5, &stop);
+  auto insert_unsupported = [&](int seqn) {
+    pg_->Psql("aodb",
+              "INSERT INTO cminmsgs (cminmsgs_clob_msg, cminmsgs_status) VALUES ($x$<MSG><META>"
+              "<SNDR>AODB</SNDR><SEQN>" +
+                  std::to_string(seqn) +
+                  "</SEQN><DTTM>20261130010000</DTTM><TYPE>FLOP</TYPE><STYP>ZZZZ</STYP></META>"
+                  "</MSG>$x$, 'VALID')");
+    return MailboxIds().back();
+  };
+  const std::int64_t poison = insert_unsupported(77);
+  const std::int64_t other = insert_unsupported(78);
+  const std::vector<std::int64_t> mailbox = MailboxIds();
+  const auto n = static_cast<std::int64_t>(mailbox.size());
+  // The log: 0 SETTINGS, 1..n the messages, n+1 SETTINGS (the new ignore
+  // rule), n+2 the REPLAY, n+3 the QUARANTINE of its message 0.
+  const std::int64_t replay_offset = n + 2;
+
+  pid_t pid = StartMsgx();
+  ASSERT_TRUE(WaitCaughtUp(mailbox.size(), milliseconds(60'000)));
+  StopMsgx(pid);
+  Outcome first_decision;
+  {
+    auto store = StateStore::Open(state_dir_ + "/state", {false, true});
+    ASSERT_TRUE(store.ok());
+    for (std::int64_t id : {poison, other}) {
+      auto o = (*store)->GetOutcome(id);
+      ASSERT_TRUE(o.ok() && o->has_value()) << id;
+      EXPECT_EQ((*o)->error_class, "UNSUPPORTED") << id;
+      if (id == other) first_decision = **o;
+    }
+  }
+
+  const std::vector<std::string> ignore_zzzz{
+      "MSGX_IGNORE_RULES=LDM-*,REGN-*,RSTA-*,EROR-*,FLOP-ZZZZ"};
+  const std::string fp = "fold.replay:" + std::to_string(poison) + ":abort";
+  pid = StartMsgx(fp, ignore_zzzz);
+  ASSERT_TRUE(WaitCaughtUp(mailbox.size(), milliseconds(60'000), static_cast<std::uint64_t>(n + 2)))
+      << "see " << state_dir_ << "/msgx.log";
+  {
+    SpawnOptions o;
+    o.argv = {MSGX_BINARY,          "replay", "--msg", std::to_string(poison), "--msg",
+              std::to_string(other)};
+    o.extra_env = Env();
+    auto r = RunCommand(o);
+    ASSERT_TRUE(r.ok());
+    ASSERT_EQ(r->status.code, 0) << r->err;
+  }
+  auto st = WaitForExit(pid, milliseconds(30'000));
+  ASSERT_TRUE(st.ok()) << "msgx did not die on the replay; see " << state_dir_ << "/msgx.log";
+  EXPECT_EQ(st->code, -SIGABRT) << "death 1";
+  pid = StartMsgx(fp, ignore_zzzz);  // the replay is in the log: it dies again
+  st = WaitForExit(pid, milliseconds(30'000));
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->code, -SIGABRT) << "death 2";
+  // Both deaths are the replay's message 0's, not the replay's.
+  auto deaths = ReadFileToString(state_dir_ + "/crash-deaths");
+  ASSERT_TRUE(deaths.ok());
+  const std::string line = std::to_string(replay_offset) + "/0 " + std::to_string(SIGABRT) + "\n";
+  EXPECT_EQ(*deaths, line + line);
+
+  // Third start, failpoint still armed: that message is quarantined first.
+  pid = StartMsgx(fp, ignore_zzzz);
+  ASSERT_TRUE(WaitCaughtUp(mailbox.size(), milliseconds(60'000),
+                           static_cast<std::uint64_t>(replay_offset + 2)))
+      << "see " << state_dir_ << "/msgx.log";
+  const auto deadline = std::chrono::steady_clock::now() + milliseconds(60'000);
+  const std::string last = std::to_string(replay_offset + 1) + "\n";
+  while (pg_->Psql(own_db_, "SELECT applied_offset FROM pipeline") != last &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(200));
+  }
+  const bool settled = testing::WaitSettled(own_url_, *redis_, n, milliseconds(60'000));
+  StopMsgx(pid);
+  ASSERT_TRUE(settled) << "see " << state_dir_ << "/msgx.log";
+  EXPECT_NE(MsgxLogLine("quarantining message 0 of the replay at log offset " +
+                        std::to_string(replay_offset)),
+            "");
+
+  {
+    auto store = StateStore::Open(state_dir_ + "/state", {false, true});
+    ASSERT_TRUE(store.ok());
+    auto q = **(*store)->GetOutcome(poison);
+    EXPECT_EQ(q.state, OutcomeState::kDead);
+    EXPECT_EQ(q.error_class, "QUARANTINED");
+    EXPECT_EQ(q.last_error.rfind("quarantined:crashed the processor 2 times (signal 6)", 0), 0u)
+        << q.last_error;
+    EXPECT_EQ(q.prev_error.rfind("UNSUPPORTED: ", 0), 0u) << q.prev_error;
+    EXPECT_EQ(q.log_offset, replay_offset);
+    auto r = **(*store)->GetOutcome(other);
+    EXPECT_EQ(r.state, OutcomeState::kSkipped);
+    EXPECT_EQ(r.last_error, "ignored:FLOP-ZZZZ");
+    EXPECT_EQ(r.prev_error, first_decision.error_class + ": " + first_decision.last_error);
+    EXPECT_EQ(r.log_offset, replay_offset);
+    EXPECT_NE(r, first_decision);
+    for (auto id : mailbox) {
+      auto out = (*store)->GetOutcome(id);
+      ASSERT_TRUE(out.ok() && out->has_value()) << "no outcome for mailbox id " << id;
+    }
+  }
+  {
+    auto log = LogStore::Open(state_dir_ + "/log", SystemClock::Default());
+    ASSERT_TRUE(log.ok()) << log.status().ToString();
+    std::vector<LogEntry> all;
+    ASSERT_TRUE((*log)->Read(0, 1'000'000, &all).ok());
+    ASSERT_EQ(all.size(), static_cast<std::size_t>(replay_offset + 2));
+    auto q = ToLogRecordData(all.back().bytes);
+    ASSERT_TRUE(q.ok() && q->command);
+    const auto* args = std::get_if<QuarantineArgs>(&q->command->args);
+    ASSERT_NE(args, nullptr);
+    EXPECT_EQ(args->offset, static_cast<std::uint64_t>(replay_offset));
+    EXPECT_EQ(args->sub, 0);
+  }
+
+  // PostgreSQL says what the state and a re-fold say, these two included.
+  EXPECT_EQ(
+      pg_->Psql(own_db_,
+                "SELECT string_agg(msg_id || ' ' || state || ' ' || coalesce(error_class, '-') || "
+                "' ' || log_offset, ',' ORDER BY msg_id) FROM proc_state WHERE msg_id IN (" +
+                    std::to_string(poison) + ", " + std::to_string(other) + ")"),
+      std::to_string(poison) + " DEAD QUARANTINED " + std::to_string(replay_offset) + "," +
+          std::to_string(other) + " SKIPPED - " + std::to_string(replay_offset) + "\n");
+  testing::PipelineCheckInput in;
+  in.state_dir = state_dir_;
+  in.mailbox_url = pg_->Url("aodb");
+  in.own_url = own_url_;
+  in.redis_url = redis_->Url();
+  testing::ExpectPipelineConsistent(in, n);
+}
+
 // Issue 13 (docs/fold.md#settings-in-the-log): an operator changes a
 // decision setting; the audit stays exact. Traffic under the default ignore
 // rules, a restart without REGN-*, `refold --verify` under load, then the
