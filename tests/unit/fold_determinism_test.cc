@@ -1,9 +1,12 @@
 // Determinism (docs/fold.md#determinism): a generated log of 100,000+ records
-// (schedules, snapshots, FLOP updates, duplicates, bad messages, replays,
-// expiry and sweep commands) folds twice to byte-identical state and the same
+// over seven days of log time (schedules, snapshots, FLOP updates,
+// duplicates, bad messages, replays, identity expiry, and a daily history
+// sweep that removes the older days' flights) folds twice to byte-identical state and the same
 // chained digest, and to the same digest and state with other batch sizes and
 // other input chunking.
 #include <gtest/gtest.h>
+
+#include <limits>
 
 #include "base/log.h"
 #include "state/digest.h"
@@ -30,7 +33,9 @@ class Lcg {
   std::uint64_t s_ = 20261130;
 };
 
-VectorLog GenerateLog(int n) {
+// `*last_cutoff`: the SODT before which the last history sweep removed
+// every flight (start of its airport day - history.keep-days).
+VectorLog GenerateLog(int n, MicrosSinceEpoch* last_cutoff) {
   VectorLog log;
   Lcg rng;
   MicrosSinceEpoch t = Local(2026, 11, 30, 0, 5);
@@ -42,18 +47,25 @@ VectorLog GenerateLog(int n) {
     seqn = (seqn + 1) % 1'000'000;
     return std::to_string(seqn);
   };
-  auto flid = [&](int k) { return "F" + std::to_string(k); };
+  const MicrosSinceEpoch first_day = StartOfAirportDay(t, kZone);
+  MicrosSinceEpoch day = first_day;
+  // Each airport day has its own pool of flights, so the history sweep
+  // (keep 2 days) really removes the older days' flights.
+  auto flid = [&](int k) {
+    return "F" + std::to_string((day - first_day) / 86'400'000'000LL) + "-" + std::to_string(k);
+  };
   for (int i = 0; i < n; ++i) {
-    t += 1'500'000;  // 1.5 s of log time per record: ~2 days in all
-    const MicrosSinceEpoch day = StartOfAirportDay(t, kZone);
+    t += 6'000'000;  // 6 s of log time per record: ~7 days in all
+    day = StartOfAirportDay(t, kZone);
     const int r = rng.Below(1000);
     std::string raw;
     if (i % 20000 == 19999) {
       log.AddCommand(t, IdentityExpiryCommand{t - 6LL * 3600 * 1'000'000});
       continue;
     }
-    if (i % 30000 == 29999) {
+    if (i % 14400 == 14399) {  // once per day of log time
       log.AddCommand(t, HistorySweepCommand{});
+      *last_cutoff = day - 2 * 86'400'000'000LL;  // keep-days 2, the default
       continue;
     }
     if (i % 5000 == 4999 && !replayable.empty()) {
@@ -127,12 +139,14 @@ VectorLog GenerateLog(int n) {
 }
 
 struct FoldResult {
+  std::int64_t flights_older_than_cutoff = -1;
   std::string digest;
   std::string state_hash;
   FoldCounters counters;
 };
 
-FoldResult FoldLog(const VectorLog& log, int batch_max, std::size_t chunk) {
+FoldResult FoldLog(const VectorLog& log, int batch_max, std::size_t chunk,
+                   MicrosSinceEpoch cutoff) {
   TempDir dir;
   auto store = StateStore::Open(dir.path() + "/state", {false, false});
   EXPECT_TRUE(store.ok());
@@ -155,6 +169,11 @@ FoldResult FoldLog(const VectorLog& log, int batch_max, std::size_t chunk) {
     out.digest = fold.digest();
     out.counters = fold.counters();
   }
+  {
+    auto old = (*store)->FlightsBySodt(std::numeric_limits<MicrosSinceEpoch>::min(), cutoff - 1);
+    EXPECT_TRUE(old.ok());
+    if (old.ok()) out.flights_older_than_cutoff = static_cast<std::int64_t>(old->size());
+  }
   std::string h = GenesisDigest();
   Status s =
       (*store)->ForEachEntry([&](std::string_view cf, std::string_view k, std::string_view v) {
@@ -173,10 +192,11 @@ FoldResult FoldLog(const VectorLog& log, int batch_max, std::size_t chunk) {
 
 TEST(FoldDeterminism, SameLogSameStateAndDigestWhateverTheBatching) {
   (void)InitLogging("off");
-  const VectorLog log = GenerateLog(100'500);
-  const FoldResult a = FoldLog(log, 1000, log.records.size());
-  const FoldResult b = FoldLog(log, 1000, log.records.size());
-  const FoldResult c = FoldLog(log, 337, 4999);
+  MicrosSinceEpoch cutoff = 0;
+  const VectorLog log = GenerateLog(100'500, &cutoff);
+  const FoldResult a = FoldLog(log, 1000, log.records.size(), cutoff);
+  const FoldResult b = FoldLog(log, 1000, log.records.size(), cutoff);
+  const FoldResult c = FoldLog(log, 337, 4999, cutoff);
   EXPECT_EQ(a.digest, b.digest);
   EXPECT_EQ(a.state_hash, b.state_hash);
   EXPECT_EQ(a.digest, c.digest);
@@ -193,6 +213,10 @@ TEST(FoldDeterminism, SameLogSameStateAndDigestWhateverTheBatching) {
   EXPECT_GT(k.rejected_records, 100);
   EXPECT_GT(k.identities_expired, 0);
   EXPECT_GT(k.skipped, 1000);
+  // Six sweeps over seven days of log time: the first four days' flights
+  // left state, and none older than the last sweep's cutoff is left.
+  EXPECT_GT(k.flights_swept, 300);
+  EXPECT_EQ(a.flights_older_than_cutoff, 0);
   std::printf(
       "records=%lld succeeded=%lld skipped=%lld dead=%lld dup=%lld differ=%lld "
       "ignored=%lld rejected=%lld replays=%lld refused=%lld expired=%lld swept=%lld "
