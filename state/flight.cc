@@ -1,7 +1,5 @@
 #include "state/flight.h"
 
-#include <cstdio>
-
 namespace msgx {
 
 const Value& Record::Get(std::string_view name) const {
@@ -17,20 +15,24 @@ std::optional<MicrosSinceEpoch> Flight::Sodt() const {
 }
 
 void AppendJsonString(std::string_view s, std::string* out) {
+  static constexpr char kHex[] = "0123456789abcdef";
   out->push_back('"');
-  for (char c : s) {
-    const auto u = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
+  // Runs of characters that need no escape are appended whole.
+  std::size_t run = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const auto u = static_cast<unsigned char>(s[i]);
+    if (u >= 0x20 && u != '"' && u != '\\') continue;
+    out->append(s.data() + run, i - run);
+    run = i + 1;
+    if (u >= 0x20) {
       out->push_back('\\');
-      out->push_back(c);
-    } else if (u < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", u);
-      out->append(buf);
+      out->push_back(static_cast<char>(u));
     } else {
-      out->push_back(c);
+      const char esc[] = {'\\', 'u', '0', '0', kHex[u >> 4], kHex[u & 0xf]};
+      out->append(esc, sizeof esc);
     }
   }
+  out->append(s.data() + run, s.size() - run);
   out->push_back('"');
 }
 
