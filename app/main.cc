@@ -34,6 +34,7 @@ int Main(int argc, char** argv) {
   msgx::app::RegisterStatus(root, global, &exit_code);
   msgx::app::RegisterRefold(root, global, &exit_code);
   msgx::app::RegisterInspect(root, global, &exit_code);
+  msgx::app::RegisterBackfill(root, global, &exit_code);
 
   try {
     root.parse(argc, argv);
