@@ -322,8 +322,10 @@ const std::vector<KeySpec>& Keys() {
                          [](Config& c) -> Millis& { return c.pipeline.head_deadline; }));
     k.push_back(Duration("pipeline.event-retention",
                          [](Config& c) -> Millis& { return c.pipeline.event_retention; }));
-    k.push_back(Duration("pipeline.backfill-backoff-ms",
-                         [](Config& c) -> Millis& { return c.pipeline.backfill_backoff; }));
+    // Also the processed mark's run interval: a floor, so it never spins.
+    k.push_back(Duration(
+        "pipeline.backfill-backoff-ms",
+        [](Config& c) -> Millis& { return c.pipeline.backfill_backoff; }, Millis{100}));
     k.push_back(Duration("pipeline.backfill-backoff-cap-ms",
                          [](Config& c) -> Millis& { return c.pipeline.backfill_backoff_cap; }));
     k.push_back(Duration("pipeline.overdue-backfill",

@@ -4,9 +4,12 @@
 #include <atomic>
 #include <memory>
 
+#include "base/log.h"
 #include "base/metrics.h"
 #include "stream/jobs/daily_sweep.h"
 #include "stream/jobs/event_retention.h"
+#include "stream/jobs/pg_mailbox_marks.h"
+#include "stream/jobs/processed_mark.h"
 #include "stream/pg/pg_session.h"
 
 namespace msgx {
@@ -106,6 +109,106 @@ class EventRetentionStage final : public Stage {
   std::atomic<std::int64_t> next_run_{0};
 };
 
+// A run (every pipeline.backfill-backoff-ms) first counts the backlog, the
+// overdue rows (logged at WARN) and the open abandon list, then settles
+// batches until one is short. A refused mark stalls the stage, which the
+// runner backs off by ProcessedMarkPolicy; the next attempt counts again.
+class ProcessedMarkStage final : public Stage {
+ public:
+  explicit ProcessedMarkStage(const JobDeps& d)
+      : pg_(d.config->postgres_url),
+        mailbox_(PgMailboxMarks::FromConfig(*d.config)),
+        job_(&pg_, mailbox_.get(), d.clock, Options(d)),
+        leader_(d.leader),
+        clock_(d.clock),
+        every_(ProcessedMarkPolicy(*d.config).idle_wait),
+        overdue_after_(d.config->pipeline.overdue_backfill),
+        m_("processed-mark") {
+    Metrics& m = Metrics::Global();
+    const Labels l = {{"job", "processed-mark"}};
+    m_abandoned_ = m.GetGauge("msgx_job_abandoned", "Rows on a job's open abandon list", l);
+    m_overdue_ = m.GetGauge("msgx_job_overdue", "Rows a job has not done past their due time", l);
+  }
+
+  StepOutcome Step() override {
+    if (!in_run_) {
+      auto c = job_.Count(kBacklogCap);
+      if (!c.ok()) return StepOutcome::FromStatus(c.status());
+      backlog_ = c->backlog;
+      overdue_ = c->overdue;
+      abandoned_ = c->abandoned;
+      m_.backlog->Set(static_cast<double>(c->backlog));
+      m_overdue_->Set(static_cast<double>(c->overdue));
+      m_abandoned_->Set(static_cast<double>(c->abandoned));
+      if (c->overdue > 0) {
+        Logger(kProcessedMarkStage)
+            ->warn(
+                "{} processed mark(s) overdue: not written {} s after the outcome "
+                "(pipeline.overdue-backfill); the oldest is msg_id {}",
+                c->overdue, overdue_after_.count() / 1000, c->oldest_overdue);
+      }
+      in_run_ = true;
+    }
+    auto r = job_.Step(leader_->epoch());
+    if (!r.ok()) {
+      in_run_ = false;  // the retry counts again, and warns again if overdue
+      return StepOutcome::FromStatus(r.status());
+    }
+    const int settled = r->marked + r->elsewhere + r->abandoned;
+    done_ += settled;
+    m_.rows->Add(settled);
+    abandoned_ += r->abandoned;
+    m_abandoned_->Set(static_cast<double>(abandoned_.load()));
+    backlog_ = std::max<std::int64_t>(0, backlog_ - settled);
+    m_.backlog->Set(static_cast<double>(backlog_));
+    if (r->taken >= kBatch && settled > 0) return StepOutcome::Progressed();
+    in_run_ = false;
+    const MicrosSinceEpoch now = clock_->NowMicros();
+    last_run_ = now;
+    next_run_ = now + every_.count() * 1000;
+    m_.last_run->Set(JobMetrics::Seconds(now));
+    m_.next_run->Set(JobMetrics::Seconds(next_run_));
+    return StepOutcome::WaitUntil(next_run_, "next run");
+  }
+
+  void Figures(StageFigures* out) const override {
+    out->emplace_back("rows", done_.load());
+    out->emplace_back("backlog", backlog_.load());
+    out->emplace_back("overdue", overdue_.load());
+    out->emplace_back("abandoned", abandoned_.load());
+    out->emplace_back("last_run_micros", last_run_.load());
+    out->emplace_back("next_run_micros", next_run_.load());
+  }
+
+ private:
+  static ProcessedMarkOptions Options(const JobDeps& d) {
+    ProcessedMarkOptions o;
+    o.log_uuid = d.log_uuid;
+    o.status = d.config->mailbox_processed_status;
+    o.overdue = d.config->pipeline.overdue_backfill;
+    o.batch = kBatch;
+    return o;
+  }
+
+  PgSession pg_;
+  std::unique_ptr<PgMailboxMarks> mailbox_;
+  ProcessedMark job_;
+  LeadershipKeeper* leader_;
+  const Clock* clock_;
+  const Millis every_;
+  const Millis overdue_after_;
+  JobMetrics m_;
+  Gauge* m_abandoned_;
+  Gauge* m_overdue_;
+  bool in_run_ = false;
+  std::atomic<std::int64_t> done_{0};
+  std::atomic<std::int64_t> backlog_{0};
+  std::atomic<std::int64_t> overdue_{0};
+  std::atomic<std::int64_t> abandoned_{0};
+  std::atomic<std::int64_t> last_run_{0};
+  std::atomic<std::int64_t> next_run_{0};
+};
+
 // Waits for the day's time, appends the day's commands, waits for the next
 // day's.
 class DailySweepStage final : public Stage {
@@ -152,6 +255,15 @@ class DailySweepStage final : public Stage {
 
 }  // namespace
 
+StagePolicy ProcessedMarkPolicy(const Config& c) {
+  StagePolicy p;
+  p.needs_leadership = true;
+  p.idle_wait = c.pipeline.backfill_backoff;
+  p.backoff = {c.pipeline.backfill_backoff};
+  p.backoff_cap = c.pipeline.backfill_backoff_cap;
+  return p;
+}
+
 Status AddJobStages(const JobDeps& deps, StageRunner* runner) {
   StagePolicy p;
   p.needs_leadership = true;
@@ -159,6 +271,10 @@ Status AddJobStages(const JobDeps& deps, StageRunner* runner) {
   p.backoff = {Millis(1000)};
   p.backoff_cap = kRunEvery;
   runner->Add(kEventRetentionStage, std::make_unique<EventRetentionStage>(deps), p);
+  if (!deps.config->mailbox_url.empty()) {
+    runner->Add(kProcessedMarkStage, std::make_unique<ProcessedMarkStage>(deps),
+                ProcessedMarkPolicy(*deps.config));
+  }
   if (deps.config->history_sweep_at == "off") return Status::Ok();
   auto at = ParseTimeOfDay(deps.config->history_sweep_at);
   if (!at.ok()) return at.status();

@@ -11,6 +11,16 @@
 //                          every minute (every half retention if shorter, at
 //                          least every second), batches of 1,000 until none
 //                          is due;
+//   "job processed-mark"   terminal outcomes' mailbox rows get their
+//                          processed mark, from NULL only, and proc_state
+//                          records how each settled
+//                          (stream/jobs/processed_mark.h): a run every
+//                          pipeline.backfill-backoff-ms (30 s), batches of
+//                          1,000 until none is left; a refused mark stalls
+//                          it (ProcessedMarkPolicy); figures also "overdue"
+//                          and "abandoned", metrics also msgx_job_overdue and
+//                          msgx_job_abandoned. Added only when mailbox.url
+//                          is set;
 //   "job daily-sweep"      once per airport day at history.sweep-at, one
 //                          HISTORY_SWEEP and one IDENTITY_EXPIRY command
 //                          appended to the log (stream/jobs/daily_sweep.h),
@@ -41,6 +51,14 @@ struct JobDeps {
 
 inline constexpr const char* kEventRetentionStage = "job event-retention";
 inline constexpr const char* kDailySweepStage = "job daily-sweep";
+inline constexpr const char* kProcessedMarkStage = "job processed-mark";
+
+// The processed mark's runner policy: leader only; a run every
+// pipeline.backfill-backoff-ms; stalled (a refused or unreachable mailbox,
+// msgx's database down), it backs off from pipeline.backfill-backoff-ms
+// doubling to pipeline.backfill-backoff-cap-ms (30 s, 1 min, 2 min, 4 min,
+// 8 min, 15 min, 15 min, … with the defaults; base/backoff.h).
+StagePolicy ProcessedMarkPolicy(const Config& c);
 
 // Adds the job stages to `runner`. REQUIRES: postgres.url is set; deps and
 // the runner outlive the stages. kConfig when history.sweep-at is malformed.

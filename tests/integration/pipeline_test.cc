@@ -1285,12 +1285,15 @@ TEST_F(PipelineTest, AFullDiskAtStartUpIsWaitedOut) {
 // The event-retention job in the running service (docs/jobs.md): with a
 // retention of 2 s every SENT event goes soon after it was sent, the job's
 // figures and metrics say so, and what stays is only what is not SENT.
+// Beside it the processed mark (a run every second here) marks every
+// mailbox row, all of them terminal, and settles each one MARKED.
 TEST_F(PipelineTest, SentEventsAreCompactedWhileTheServiceRuns) {
   const std::int64_t rows = LoadMailbox(200);
   auto port = FreeLoopbackPort();
   ASSERT_TRUE(port.ok());
-  const pid_t pid = StartMsgx(
-      {"MSGX_PIPELINE_EVENT_RETENTION=2s", "MSGX_HTTP_LISTEN=127.0.0.1:" + std::to_string(*port)});
+  const pid_t pid =
+      StartMsgx({"MSGX_PIPELINE_EVENT_RETENTION=2s", "MSGX_PIPELINE_BACKFILL_BACKOFF_MS=1s",
+                 "MSGX_HTTP_LISTEN=127.0.0.1:" + std::to_string(*port)});
   ASSERT_TRUE(WaitSettled(rows, seconds(120))) << Log();
   const auto deadline = std::chrono::steady_clock::now() + seconds(30);
   while (OwnCount("SELECT count(*) FROM msg_event WHERE state = 'SENT'") > 0 &&
@@ -1308,9 +1311,71 @@ TEST_F(PipelineTest, SentEventsAreCompactedWhileTheServiceRuns) {
   auto status = GetSoon(*port, "/status", seconds(5));
   ASSERT_TRUE(status);
   EXPECT_NE(status->body.find("\"job event-retention\""), std::string::npos) << status->body;
+  // The processed mark: every mailbox row is marked, from NULL, and settled.
+  auto unmarked = [&] {
+    pqxx::connection c(pg_->Url("aodb"));
+    pqxx::nontransaction nt(c);
+    return nt.exec1("SELECT count(*) FROM cminmsgs WHERE cminmsgs_date_processed IS NULL")[0]
+        .as<std::int64_t>();
+  };
+  const auto mark_deadline = std::chrono::steady_clock::now() + seconds(30);
+  while ((unmarked() > 0 ||
+          OwnCount("SELECT count(*) FROM proc_state WHERE mark_state IS NULL") > 0) &&
+         std::chrono::steady_clock::now() < mark_deadline) {
+    std::this_thread::sleep_for(milliseconds(250));
+  }
+  EXPECT_EQ(unmarked(), 0);
+  {
+    pqxx::connection c(pg_->Url("aodb"));
+    pqxx::nontransaction nt(c);
+    EXPECT_EQ(nt.exec1("SELECT count(*) FROM cminmsgs WHERE cminmsgs_status = 'PROCESSED'")[0]
+                  .as<std::int64_t>(),
+              rows);
+  }
+  EXPECT_EQ(OwnCount("SELECT count(*) FROM proc_state WHERE mark_state = 'MARKED'"), rows);
+  auto marks = GetSoon(*port, "/metrics", seconds(5));
+  ASSERT_TRUE(marks);
+  const std::string marked = "msgx_job_rows_total{job=\"processed-mark\"} ";
+  const auto marked_at = marks->body.find(marked);
+  ASSERT_NE(marked_at, std::string::npos) << marks->body;
+  EXPECT_EQ(std::stod(marks->body.substr(marked_at + marked.size())), static_cast<double>(rows));
   StopMsgx(pid);
   EXPECT_EQ(OwnCount("SELECT count(*) FROM proc_state"), rows);
   EXPECT_EQ(Log().find("ALARM"), std::string::npos) << Log();
+}
+
+// The processed mark dies between its mailbox write and its settle (the
+// failpoint mark.after_mailbox exits the process): the restarted service
+// writes nothing again (from NULL) and settles those rows MARKED, as its own
+// marks, not MARKED_ELSEWHERE (docs/jobs.md#the-settle-rule).
+TEST_F(PipelineTest, AMarkThatDiedBeforeItsSettleIsSettledMarkedOnRestart) {
+  const std::int64_t rows = LoadMailbox(200);
+  const pid_t dying = StartMsgx(
+      {"MSGX_PIPELINE_BACKFILL_BACKOFF_MS=1s", "MSGX_TEST_FAILPOINTS=mark.after_mailbox::exit"});
+  auto exit = WaitForExit(dying, seconds(120));
+  ASSERT_TRUE(exit.ok()) << exit.status().ToString() << Log();
+  EXPECT_EQ(exit->code, 86) << Log();
+  auto marked_in_mailbox = [&] {
+    pqxx::connection c(pg_->Url("aodb"));
+    pqxx::nontransaction nt(c);
+    return nt.exec1("SELECT count(*) FROM cminmsgs WHERE cminmsgs_status = 'PROCESSED'")[0]
+        .as<std::int64_t>();
+  };
+  const std::int64_t died_with = marked_in_mailbox();
+  EXPECT_GT(died_with, 0);
+  EXPECT_EQ(OwnCount("SELECT count(*) FROM proc_state WHERE mark_state IS NOT NULL"), 0);
+  const pid_t pid = StartMsgx({"MSGX_PIPELINE_BACKFILL_BACKOFF_MS=1s"});
+  ASSERT_TRUE(WaitSettled(rows, seconds(120))) << Log();
+  const auto deadline = std::chrono::steady_clock::now() + seconds(30);
+  while (OwnCount("SELECT count(*) FROM proc_state WHERE mark_state IS NULL") > 0 &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(250));
+  }
+  StopMsgx(pid);
+  EXPECT_EQ(marked_in_mailbox(), rows);
+  EXPECT_EQ(OwnCount("SELECT count(*) FROM proc_state WHERE mark_state = 'MARKED'"), rows);
+  EXPECT_EQ(OwnCount("SELECT count(*) FROM proc_state WHERE mark_reason LIKE '%own mark%'"),
+            died_with);
 }
 
 // The daily sweep in the running service (docs/jobs.md#history-sweep): with

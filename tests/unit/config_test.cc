@@ -108,7 +108,8 @@ TEST_F(ConfigTest, BadValuesFailNamingTheKey) {
   };
   const std::vector<Case> cases = {
       {"MSGX_PIPELINE_POLL_INTERVAL", "-1s", "pipeline.poll-interval"},
-      {"MSGX_PIPELINE_POLL_INTERVAL", "10ms", "pipeline.poll-interval"},  // below floor
+      {"MSGX_PIPELINE_POLL_INTERVAL", "10ms", "pipeline.poll-interval"},           // below floor
+      {"MSGX_PIPELINE_BACKFILL_BACKOFF_MS", "0", "pipeline.backfill-backoff-ms"},  // below floor
       {"MSGX_PIPELINE_HEAD_DEADLINE", "soon", "pipeline.head-deadline"},
       {"MSGX_PIPELINE_BATCH_MAX", "0", "pipeline.batch-max"},
       {"MSGX_PIPELINE_RETRY_DETERMINISTIC", "maybe", "pipeline.retry-deterministic"},
