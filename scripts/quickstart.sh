@@ -51,6 +51,9 @@ kcat -L -b "$MSGX_KAFKA_BOOTSTRAP_SERVERS" -m 10
 echo "Redis ($MSGX_REDIS_URL): $(redis-cli -u "$MSGX_REDIS_URL" PING)"
 
 step "run msgx (in the background while we look; then in the foreground)"
+# The processed mark runs every pipeline.backfill-backoff-ms (30 s by
+# default); every 2 s here, so the marked mailbox rows show at once.
+export MSGX_PIPELINE_BACKFILL_BACKOFF_MS=${MSGX_PIPELINE_BACKFILL_BACKOFF_MS:-2s}
 "$MSGX" run &
 MSGX_PID=$!
 trap 'kill -TERM $MSGX_PID 2>/dev/null; wait $MSGX_PID' INT TERM
@@ -72,6 +75,17 @@ step "flight events in Kafka (kcat -C -b $MSGX_KAFKA_BOOTSTRAP_SERVERS -t msgx.f
 kcat -C -b "$MSGX_KAFKA_BOOTSTRAP_SERVERS" -t msgx.flight.events -X isolation.level=read_committed \
   -o beginning -e -q -f '%k %h\n' | head -n 5
 echo "… $(kcat -C -b "$MSGX_KAFKA_BOOTSTRAP_SERVERS" -t msgx.flight.events -o beginning -e -q | wc -l) events"
+
+step "mailbox rows marked processed (the processed-mark job, docs/jobs.md#processed-mark)"
+for _ in $(seq 1 60); do
+  unmarked=$(psql "$MSGX_MAILBOX_URL" -XAt -c "SELECT count(*) FROM cminmsgs WHERE cminmsgs_date_processed IS NULL" 2>/dev/null || echo 1)
+  [[ $unmarked == 0 ]] && break
+  sleep 0.5
+done
+psql "$MSGX_MAILBOX_URL" -X -c "SELECT cminmsgs_status AS status, count(*) AS rows,
+  count(cminmsgs_date_processed) AS marked, max(cminmsgs_date_processed) AS last_processed
+  FROM cminmsgs GROUP BY 1 ORDER BY 1"
+psql "$MSGX_POSTGRES_URL" -X -c "SELECT mark_state, count(*) FROM proc_state GROUP BY 1 ORDER BY 1"
 
 step "msgx run keeps running (Ctrl-C or SIGTERM drains and stops it)"
 "$MSGX" status
