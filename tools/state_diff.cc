@@ -8,42 +8,39 @@
 namespace msgx::app {
 namespace {
 
-// The lines "  NAME: old -> new" for every field and list of a record that
-// differs between `a` (live) and `b` (refold).
+// Appends "  NAME: old -> new" for every name of `a` or `b` whose value
+// differs; `render(value, &s)` writes one value, "(none)" stands for absent.
+template <typename Map, typename Render>
+void AppendMapChanges(const Map& a, const Map& b, const Render& render, std::string* out) {
+  std::set<std::string_view> names;
+  for (const auto& [n, v] : a) names.insert(n);
+  for (const auto& [n, v] : b) names.insert(n);
+  auto shown = [&](const Map& m, std::string_view n) {
+    auto it = m.find(n);
+    if (it == m.end()) return std::string("(none)");
+    std::string s;
+    render(it->second, &s);
+    return s;
+  };
+  for (std::string_view n : names) {
+    auto x = a.find(n);
+    auto y = b.find(n);
+    if (x != a.end() && y != b.end() && x->second == y->second) continue;
+    out->append("  ").append(n).append(": ");
+    out->append(shown(a, n)).append(" -> ").append(shown(b, n)).append("\n");
+  }
+}
+
+// The changed fields, then the changed lists, of `a` (live) against `b`
+// (refold).
 std::string RecordChanges(const Record& a, const Record& b, const AirportZone& zone) {
   std::string out;
-  std::set<std::string, std::less<>> names;
-  for (const auto& [n, v] : a.fields) names.insert(n);
-  for (const auto& [n, v] : b.fields) names.insert(n);
-  auto field = [&](const Record& r, const std::string& n) {
-    auto it = r.fields.find(n);
-    if (it == r.fields.end()) return std::string("(none)");
-    std::string s;
-    AppendValueJson(it->second, zone, &s);
-    return s;
-  };
-  for (const std::string& n : names) {
-    auto x = a.fields.find(n);
-    auto y = b.fields.find(n);
-    const bool same = x != a.fields.end() && y != b.fields.end() && x->second == y->second;
-    if (!same) out += "  " + n + ": " + field(a, n) + " -> " + field(b, n) + "\n";
-  }
-  names.clear();
-  for (const auto& [n, e] : a.lists) names.insert(n);
-  for (const auto& [n, e] : b.lists) names.insert(n);
-  auto list = [&](const Record& r, const std::string& n) {
-    auto it = r.lists.find(n);
-    if (it == r.lists.end()) return std::string("(none)");
-    std::string s;
-    AppendEntriesJson(it->second, zone, &s);
-    return s;
-  };
-  for (const std::string& n : names) {
-    auto x = a.lists.find(n);
-    auto y = b.lists.find(n);
-    const bool same = x != a.lists.end() && y != b.lists.end() && x->second == y->second;
-    if (!same) out += "  " + n + ": " + list(a, n) + " -> " + list(b, n) + "\n";
-  }
+  AppendMapChanges(
+      a.fields, b.fields, [&](const Value& v, std::string* s) { AppendValueJson(v, zone, s); },
+      &out);
+  AppendMapChanges(
+      a.lists, b.lists, [&](const Entries& e, std::string* s) { AppendEntriesJson(e, zone, s); },
+      &out);
   return out;
 }
 
