@@ -152,8 +152,8 @@ void WriteOutcomes(pqxx::dbtransaction& tx, const std::vector<OutcomeRow>& rows)
       "received_at = EXCLUDED.received_at, enqueued_at = EXCLUDED.enqueued_at, "
       "log_offset = EXCLUDED.log_offset, "
       "backfill_next_at = COALESCE(p.backfill_next_at, EXCLUDED.backfill_next_at) "
-      "WHERE p.state <> 'ARCHIVED' AND (p.log_offset IS NULL OR p.log_offset < "
-      "EXCLUDED.log_offset)";
+      "WHERE p.log_offset < EXCLUDED.log_offset "
+      "OR (p.log_offset IS NULL AND p.state <> 'ARCHIVED')";
   std::array<ArrayColumn, 12> c;
   size_t n = 0;
   auto flush = [&] {

@@ -15,8 +15,12 @@
 //
 // Every write is idempotent, so a redo (a crash after commit, a restored
 // database, a batch that straddles X) is harmless:
-//   proc_state  replaced only by an outcome from a later log offset, never
-//               once ARCHIVED; backfill_at is never touched and
+//   proc_state  replaced only by an outcome from a later log offset: an
+//               ARCHIVED shadow (stream/jobs/proc_state_archive.h) is never
+//               replaced from an offset at or below its log_offset (a
+//               re-applied batch cannot bring it back), only by a later
+//               decision (a replay); mark_state is never touched, and
+//               backfill_at is never touched and
 //               backfill_next_at is kept once set (every outcome is
 //               terminal, so the mark's intent lands with it:
 //               docs/jobs.md#processed-mark);

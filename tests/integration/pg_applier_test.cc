@@ -300,8 +300,10 @@ TEST_F(PgApplierTest, AnOutcomeReplacesTheRowOnlyFromALaterLogOffset) {
       "11|SUCCEEDED|~|~|MALFORMED: bad xml|5|500|200\n";
   EXPECT_EQ(Sql(query), replayed);
 
-  // An outcome from an earlier log offset than the row's does not win, and
-  // an ARCHIVED row is never touched, even from a later offset.
+  // An outcome from an earlier log offset than the row's does not win; an
+  // ARCHIVED shadow is replaced by one from a later offset (a replay:
+  // docs/jobs.md#proc-state-archive; the same or an earlier offset leaves
+  // it, proc_state_archive_test.cc).
   Sql("UPDATE proc_state SET state = 'ARCHIVED' WHERE msg_id = 10");
   PendingBatch b3;
   b3.first_offset = 6;
@@ -313,7 +315,7 @@ TEST_F(PgApplierTest, AnOutcomeReplacesTheRowOnlyFromALaterLogOffset) {
   Fold(b3);
   ExpectApplied(6, 6);
   const std::string after =
-      "10|ARCHIVED|~|~|~|0|100|100\n"
+      "10|DEAD|~|~|~|6|700|100\n"
       "11|SUCCEEDED|~|~|MALFORMED: bad xml|5|500|200\n";
   EXPECT_EQ(Sql(query), after);
 
