@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <atomic>
 #include <memory>
+#include <utility>
 
 #include "base/log.h"
 #include "base/metrics.h"
 #include "stream/jobs/daily_sweep.h"
 #include "stream/jobs/event_retention.h"
 #include "stream/jobs/pg_mailbox_marks.h"
+#include "stream/jobs/proc_state_archive.h"
 #include "stream/jobs/processed_mark.h"
 #include "stream/pg/pg_session.h"
 
@@ -17,11 +19,9 @@ namespace {
 
 constexpr Millis kRunEvery{60'000};
 
-// A run every minute, or every half retention when that is shorter (at
-// least every second): an event is never kept much past its retention.
-Millis RunEvery(const Config& c) {
-  return std::clamp(c.pipeline.event_retention / 2, Millis(1000), kRunEvery);
-}
+// A run every minute, or every half `age` when that is shorter (at least
+// every second): a row is never kept much past the age it is due at.
+Millis RunEvery(Millis age) { return std::clamp(age / 2, Millis(1000), kRunEvery); }
 constexpr int kBatch = 1000;
 constexpr std::int64_t kBacklogCap = 1'000'000;
 
@@ -44,16 +44,19 @@ struct JobMetrics {
 };
 
 // A run is a sequence of batches until one is short; then the stage waits
-// for the next run.
-class EventRetentionStage final : public Stage {
+// for the next run. `Job` is EventRetention or ProcStateArchive: built from
+// (PgSession*, const Clock*, JobOptions), with Result<int> Step(epoch) (the
+// rows one batch did) and Result<std::int64_t> Backlog(cap).
+template <typename Job, typename JobOptions>
+class BatchJobStage final : public Stage {
  public:
-  explicit EventRetentionStage(const JobDeps& d)
+  BatchJobStage(const JobDeps& d, const std::string& name, Millis every, JobOptions options)
       : pg_(d.config->postgres_url),
-        job_(&pg_, d.clock, Options(d)),
+        job_(&pg_, d.clock, std::move(options)),
         leader_(d.leader),
         clock_(d.clock),
-        every_(RunEvery(*d.config)),
-        m_("event-retention") {}
+        every_(every),
+        m_(name) {}
 
   StepOutcome Step() override {
     if (!in_run_) {
@@ -88,16 +91,8 @@ class EventRetentionStage final : public Stage {
   }
 
  private:
-  static EventRetentionOptions Options(const JobDeps& d) {
-    EventRetentionOptions o;
-    o.log_uuid = d.log_uuid;
-    o.retention = d.config->pipeline.event_retention;
-    o.batch = kBatch;
-    return o;
-  }
-
   PgSession pg_;
-  EventRetention job_;
+  Job job_;
   LeadershipKeeper* leader_;
   const Clock* clock_;
   const Millis every_;
@@ -108,6 +103,24 @@ class EventRetentionStage final : public Stage {
   std::atomic<std::int64_t> last_run_{0};
   std::atomic<std::int64_t> next_run_{0};
 };
+
+std::unique_ptr<Stage> EventRetentionStage(const JobDeps& d) {
+  EventRetentionOptions o;
+  o.log_uuid = d.log_uuid;
+  o.retention = d.config->pipeline.event_retention;
+  o.batch = kBatch;
+  return std::make_unique<BatchJobStage<EventRetention, EventRetentionOptions>>(
+      d, "event-retention", RunEvery(o.retention), std::move(o));
+}
+
+std::unique_ptr<Stage> ProcStateArchiveStage(const JobDeps& d) {
+  ProcStateArchiveOptions o;
+  o.log_uuid = d.log_uuid;
+  o.archive_after = d.config->proc_state_archive_after;
+  o.batch = kBatch;
+  return std::make_unique<BatchJobStage<ProcStateArchive, ProcStateArchiveOptions>>(
+      d, "proc-state-archive", RunEvery(o.archive_after), std::move(o));
+}
 
 // A run (every pipeline.backfill-backoff-ms) first counts the backlog, the
 // overdue rows (logged at WARN) and the open abandon list, then settles
@@ -267,10 +280,13 @@ StagePolicy ProcessedMarkPolicy(const Config& c) {
 Status AddJobStages(const JobDeps& deps, StageRunner* runner) {
   StagePolicy p;
   p.needs_leadership = true;
-  p.idle_wait = RunEvery(*deps.config);
+  p.idle_wait = RunEvery(deps.config->pipeline.event_retention);
   p.backoff = {Millis(1000)};
   p.backoff_cap = kRunEvery;
-  runner->Add(kEventRetentionStage, std::make_unique<EventRetentionStage>(deps), p);
+  runner->Add(kEventRetentionStage, EventRetentionStage(deps), p);
+  StagePolicy archive = p;
+  archive.idle_wait = RunEvery(deps.config->proc_state_archive_after);
+  runner->Add(kProcStateArchiveStage, ProcStateArchiveStage(deps), archive);
   if (!deps.config->mailbox_url.empty()) {
     runner->Add(kProcessedMarkStage, std::make_unique<ProcessedMarkStage>(deps),
                 ProcessedMarkPolicy(*deps.config));

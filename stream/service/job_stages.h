@@ -11,6 +11,15 @@
 //                          every minute (every half retention if shorter, at
 //                          least every second), batches of 1,000 until none
 //                          is due;
+//   "job proc-state-archive"
+//                          terminal proc_state rows whose mark is settled
+//                          and whose updated_at is older than
+//                          proc-state.archive-after move to proc_state_hst,
+//                          leaving ARCHIVED shadows
+//                          (stream/jobs/proc_state_archive.h): a run every
+//                          minute (every half archive-after if shorter, at
+//                          least every second), batches of 1,000 until none
+//                          is due;
 //   "job processed-mark"   terminal outcomes' mailbox rows get their
 //                          processed mark, from NULL only, and proc_state
 //                          records how each settled
@@ -52,6 +61,7 @@ struct JobDeps {
 inline constexpr const char* kEventRetentionStage = "job event-retention";
 inline constexpr const char* kDailySweepStage = "job daily-sweep";
 inline constexpr const char* kProcessedMarkStage = "job processed-mark";
+inline constexpr const char* kProcStateArchiveStage = "job proc-state-archive";
 
 // The processed mark's runner policy: leader only; a run every
 // pipeline.backfill-backoff-ms; stalled (a refused or unreachable mailbox,

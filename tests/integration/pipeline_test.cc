@@ -1286,14 +1286,16 @@ TEST_F(PipelineTest, AFullDiskAtStartUpIsWaitedOut) {
 // retention of 2 s every SENT event goes soon after it was sent, the job's
 // figures and metrics say so, and what stays is only what is not SENT.
 // Beside it the processed mark (a run every second here) marks every
-// mailbox row, all of them terminal, and settles each one MARKED.
+// mailbox row, all of them terminal, and settles each one MARKED, and the
+// archive (proc-state.archive-after 2 s) then moves every settled row to
+// proc_state_hst, leaving ARCHIVED shadows that keep their mark_state.
 TEST_F(PipelineTest, SentEventsAreCompactedWhileTheServiceRuns) {
   const std::int64_t rows = LoadMailbox(200);
   auto port = FreeLoopbackPort();
   ASSERT_TRUE(port.ok());
-  const pid_t pid =
-      StartMsgx({"MSGX_PIPELINE_EVENT_RETENTION=2s", "MSGX_PIPELINE_BACKFILL_BACKOFF_MS=1s",
-                 "MSGX_HTTP_LISTEN=127.0.0.1:" + std::to_string(*port)});
+  const pid_t pid = StartMsgx(
+      {"MSGX_PIPELINE_EVENT_RETENTION=2s", "MSGX_PIPELINE_BACKFILL_BACKOFF_MS=1s",
+       "MSGX_PROC_STATE_ARCHIVE_AFTER=2s", "MSGX_HTTP_LISTEN=127.0.0.1:" + std::to_string(*port)});
   ASSERT_TRUE(WaitSettled(rows, seconds(120))) << Log();
   const auto deadline = std::chrono::steady_clock::now() + seconds(30);
   while (OwnCount("SELECT count(*) FROM msg_event WHERE state = 'SENT'") > 0 &&
@@ -1339,6 +1341,26 @@ TEST_F(PipelineTest, SentEventsAreCompactedWhileTheServiceRuns) {
   const auto marked_at = marks->body.find(marked);
   ASSERT_NE(marked_at, std::string::npos) << marks->body;
   EXPECT_EQ(std::stod(marks->body.substr(marked_at + marked.size())), static_cast<double>(rows));
+  // The archive: every settled row moves, 2 s after its outcome.
+  const auto archive_deadline = std::chrono::steady_clock::now() + seconds(30);
+  while (OwnCount("SELECT count(*) FROM proc_state WHERE state = 'ARCHIVED'") < rows &&
+         std::chrono::steady_clock::now() < archive_deadline) {
+    std::this_thread::sleep_for(milliseconds(250));
+  }
+  EXPECT_EQ(OwnCount("SELECT count(*) FROM proc_state WHERE state = 'ARCHIVED'"), rows);
+  EXPECT_EQ(OwnCount("SELECT count(*) FROM proc_state_hst WHERE state IN ('SUCCEEDED', "
+                     "'SKIPPED', 'DEAD') AND mark_state = 'MARKED'"),
+            rows);
+  auto archived = GetSoon(*port, "/metrics", seconds(5));
+  ASSERT_TRUE(archived);
+  const std::string moved = "msgx_job_rows_total{job=\"proc-state-archive\"} ";
+  const auto moved_at = archived->body.find(moved);
+  ASSERT_NE(moved_at, std::string::npos) << archived->body;
+  EXPECT_EQ(std::stod(archived->body.substr(moved_at + moved.size())), static_cast<double>(rows));
+  auto archive_status = GetSoon(*port, "/status", seconds(5));
+  ASSERT_TRUE(archive_status);
+  EXPECT_NE(archive_status->body.find("\"job proc-state-archive\""), std::string::npos)
+      << archive_status->body;
   StopMsgx(pid);
   EXPECT_EQ(OwnCount("SELECT count(*) FROM proc_state"), rows);
   EXPECT_EQ(Log().find("ALARM"), std::string::npos) << Log();
