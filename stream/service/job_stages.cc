@@ -37,10 +37,34 @@ struct JobMetrics {
     next_run = m.GetGauge("msgx_job_next_run_seconds", "When a job's next run starts", l);
   }
   static double Seconds(MicrosSinceEpoch t) { return static_cast<double>(t) / 1e6; }
+
+  // A run's ends, in the stage's figures and the gauges.
+  void SetLastRun(MicrosSinceEpoch t) {
+    last_run_micros = t;
+    last_run->Set(Seconds(t));
+  }
+  void SetNextRun(MicrosSinceEpoch t) {
+    next_run_micros = t;
+    next_run->Set(Seconds(t));
+  }
+  // Ends a run at `now`: the stage waits `every` for the next one.
+  StepOutcome EndRun(MicrosSinceEpoch now, Millis every) {
+    SetLastRun(now);
+    SetNextRun(now + every.count() * 1000);
+    return StepOutcome::WaitUntil(next_run_micros, "next run");
+  }
+  // The figures every job ends with.
+  void AppendRunFigures(StageFigures* out) const {
+    out->emplace_back("last_run_micros", last_run_micros.load());
+    out->emplace_back("next_run_micros", next_run_micros.load());
+  }
+
   Counter* rows;
   Gauge* backlog;
   Gauge* last_run;
   Gauge* next_run;
+  std::atomic<std::int64_t> last_run_micros{0};
+  std::atomic<std::int64_t> next_run_micros{0};
 };
 
 // A run is a sequence of batches until one is short; then the stage waits
@@ -73,21 +97,15 @@ class BatchJobStage final : public Stage {
     m_.backlog->Set(static_cast<double>(backlog_));
     if (*n >= kBatch) return StepOutcome::Progressed();
     in_run_ = false;
-    const MicrosSinceEpoch now = clock_->NowMicros();
-    last_run_ = now;
-    next_run_ = now + every_.count() * 1000;
     backlog_ = 0;
     m_.backlog->Set(0);
-    m_.last_run->Set(JobMetrics::Seconds(now));
-    m_.next_run->Set(JobMetrics::Seconds(next_run_));
-    return StepOutcome::WaitUntil(next_run_, "next run");
+    return m_.EndRun(clock_->NowMicros(), every_);
   }
 
   void Figures(StageFigures* out) const override {
     out->emplace_back("rows", done_.load());
     out->emplace_back("backlog", backlog_.load());
-    out->emplace_back("last_run_micros", last_run_.load());
-    out->emplace_back("next_run_micros", next_run_.load());
+    m_.AppendRunFigures(out);
   }
 
  private:
@@ -100,8 +118,6 @@ class BatchJobStage final : public Stage {
   bool in_run_ = false;
   std::atomic<std::int64_t> done_{0};
   std::atomic<std::int64_t> backlog_{0};
-  std::atomic<std::int64_t> last_run_{0};
-  std::atomic<std::int64_t> next_run_{0};
 };
 
 std::unique_ptr<Stage> EventRetentionStage(const JobDeps& d) {
@@ -176,12 +192,7 @@ class ProcessedMarkStage final : public Stage {
     m_.backlog->Set(static_cast<double>(backlog_));
     if (r->taken >= kBatch && settled > 0) return StepOutcome::Progressed();
     in_run_ = false;
-    const MicrosSinceEpoch now = clock_->NowMicros();
-    last_run_ = now;
-    next_run_ = now + every_.count() * 1000;
-    m_.last_run->Set(JobMetrics::Seconds(now));
-    m_.next_run->Set(JobMetrics::Seconds(next_run_));
-    return StepOutcome::WaitUntil(next_run_, "next run");
+    return m_.EndRun(clock_->NowMicros(), every_);
   }
 
   void Figures(StageFigures* out) const override {
@@ -189,8 +200,7 @@ class ProcessedMarkStage final : public Stage {
     out->emplace_back("backlog", backlog_.load());
     out->emplace_back("overdue", overdue_.load());
     out->emplace_back("abandoned", abandoned_.load());
-    out->emplace_back("last_run_micros", last_run_.load());
-    out->emplace_back("next_run_micros", next_run_.load());
+    m_.AppendRunFigures(out);
   }
 
  private:
@@ -218,8 +228,6 @@ class ProcessedMarkStage final : public Stage {
   std::atomic<std::int64_t> backlog_{0};
   std::atomic<std::int64_t> overdue_{0};
   std::atomic<std::int64_t> abandoned_{0};
-  std::atomic<std::int64_t> last_run_{0};
-  std::atomic<std::int64_t> next_run_{0};
 };
 
 // Waits for the day's time, appends the day's commands, waits for the next
@@ -236,13 +244,11 @@ class DailySweepStage final : public Stage {
     auto r = job_.Step();
     if (!r.ok()) return StepOutcome::FromStatus(r.status());
     day_ = r->day;
-    next_run_ = r->next_at;
-    m_.next_run->Set(JobMetrics::Seconds(r->next_at));
+    m_.SetNextRun(r->next_at);
     if (r->appended) {
       ++runs_;
       m_.rows->Add(2);
-      last_run_ = clock_->NowMicros();
-      m_.last_run->Set(JobMetrics::Seconds(last_run_));
+      m_.SetLastRun(clock_->NowMicros());
       if (appended_) appended_();
     }
     return StepOutcome::WaitUntil(r->next_at, "next run");
@@ -251,8 +257,7 @@ class DailySweepStage final : public Stage {
   void Figures(StageFigures* out) const override {
     out->emplace_back("runs", runs_.load());
     out->emplace_back("day", day_.load());
-    out->emplace_back("last_run_micros", last_run_.load());
-    out->emplace_back("next_run_micros", next_run_.load());
+    m_.AppendRunFigures(out);
   }
 
  private:
@@ -262,8 +267,6 @@ class DailySweepStage final : public Stage {
   const Clock* clock_;
   std::atomic<std::int64_t> runs_{0};
   std::atomic<std::int64_t> day_{0};
-  std::atomic<std::int64_t> last_run_{0};
-  std::atomic<std::int64_t> next_run_{0};
 };
 
 }  // namespace
