@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "base/failpoint.h"
 #include "stream/pg/pg_leadership.h"
 
 namespace msgx {
@@ -69,6 +70,8 @@ Result<int> ProcStateArchive::Step(std::int64_t epoch) {
       RunFenced(pg_, options_.pipeline, epoch, options_.log_uuid, [&](pqxx::dbtransaction& tx) {
         const pqxx::result r = tx.exec_params(kSql, cutoff, options_.batch, now);
         moved = static_cast<int>(r.affected_rows());
+        // Moved, not committed (docs/commit-protocol.md#crash-points).
+        if (moved > 0) MSGX_FAILPOINT("archive.moved", "");
       });
   if (!s.ok()) return s;
   return moved;

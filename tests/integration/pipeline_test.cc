@@ -22,6 +22,7 @@
 #include <climits>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <pqxx/pqxx>
 #include <set>
@@ -1361,6 +1362,87 @@ TEST_F(PipelineTest, SentEventsAreCompactedWhileTheServiceRuns) {
   ASSERT_TRUE(archive_status);
   EXPECT_NE(archive_status->body.find("\"job proc-state-archive\""), std::string::npos)
       << archive_status->body;
+  StopMsgx(pid);
+  EXPECT_EQ(OwnCount("SELECT count(*) FROM proc_state"), rows);
+  EXPECT_EQ(Log().find("ALARM"), std::string::npos) << Log();
+}
+
+// The archive killed inside its batch (failpoint archive.moved: the move
+// statement ran, its transaction did not commit) moves nothing: every row
+// is still live, none in proc_state_hst. The restarted service archives
+// them all, each either live or an ARCHIVED shadow with its history row,
+// never both, never neither. Then a replay of an archived DEAD message
+// (docs/jobs.md#proc-state-archive): the replay's later offset replaces the
+// shadow, the mailbox row is not marked again, and once old enough the new
+// outcome is archived again over its history row.
+TEST_F(PipelineTest, AnArchiveKilledMidBatchMovesNothingAndAnArchivedDeadMessageReplays) {
+  LoadMailbox(50);
+  const std::string inserted = pg_->Psql(
+      "aodb",
+      "INSERT INTO cminmsgs (cminmsgs_clob_msg, cminmsgs_date_received, cminmsgs_status) "
+      "SELECT replace(cminmsgs_clob_msg, '<TYPE>FLOP</TYPE>', '<TYPE>ZZZZ</TYPE>'), now(), "
+      "'VALID' FROM cminmsgs WHERE cminmsgs_subsystem_subtype = 'STND' LIMIT 1 "
+      "RETURNING cminmsgs_id");
+  const std::string dead_id = inserted.substr(0, inserted.find_first_of(" \n"));
+  ASSERT_FALSE(dead_id.empty());
+  const std::int64_t rows = MailboxRows();
+  const std::vector<std::string> jobs = {"MSGX_PIPELINE_BACKFILL_BACKOFF_MS=1s",
+                                         "MSGX_PROC_STATE_ARCHIVE_AFTER=1s"};
+  std::vector<std::string> dying_env = jobs;
+  dying_env.push_back("MSGX_TEST_FAILPOINTS=archive.moved::kill");
+  const pid_t dying = StartMsgx(dying_env);
+  auto exit = WaitForExit(dying, seconds(120));
+  ASSERT_TRUE(exit.ok()) << "archive.moved never fired\n" << Log();
+  EXPECT_EQ(exit->code, -SIGKILL) << Log();
+  EXPECT_EQ(OwnCount("SELECT count(*) FROM proc_state WHERE state = 'ARCHIVED'"), 0);
+  EXPECT_EQ(OwnCount("SELECT count(*) FROM proc_state_hst"), 0);
+  EXPECT_GT(OwnCount("SELECT count(*) FROM proc_state WHERE mark_state = 'MARKED'"), 0);
+
+  const pid_t pid = StartMsgx(jobs);
+  auto archived = [&] {
+    return OwnCount("SELECT count(*) FROM proc_state WHERE state = 'ARCHIVED'");
+  };
+  auto wait_for = [&](const std::function<bool()>& done) {
+    const auto deadline = std::chrono::steady_clock::now() + seconds(60);
+    while (!done() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(milliseconds(200));
+    }
+    return done();
+  };
+  ASSERT_TRUE(wait_for([&] { return archived() == rows; })) << archived() << "\n" << Log();
+  EXPECT_EQ(OwnCount("SELECT count(*) FROM proc_state p JOIN proc_state_hst h USING (msg_id) "
+                     "WHERE p.state = 'ARCHIVED' AND h.log_offset = p.log_offset "
+                     "AND h.identity_key IS NOT DISTINCT FROM p.identity_key"),
+            rows);
+  EXPECT_EQ(OwnCount("SELECT count(*) FROM proc_state_hst"), rows);
+  const std::string dead_row = " FROM proc_state_hst WHERE msg_id = " + dead_id;
+  ASSERT_EQ(OwnCount("SELECT count(*)" + dead_row + " AND state = 'DEAD'"), 1);
+  const std::int64_t first_offset = OwnCount("SELECT log_offset" + dead_row);
+  auto mailbox_mark = [&] {
+    return pg_->Psql("aodb",
+                     "SELECT cminmsgs_date_processed FROM cminmsgs WHERE cminmsgs_id = " + dead_id);
+  };
+  const std::string marked_at = mailbox_mark();
+
+  SpawnOptions replay;
+  replay.argv = {MSGX_BINARY, "replay", "--msg", dead_id};
+  replay.extra_env = Env();
+  auto queued = RunCommand(replay, "", seconds(60));
+  ASSERT_TRUE(queued.ok());
+  ASSERT_EQ(queued->status.code, 0) << queued->out << queued->err;
+  // Decided again at the command's later offset, and archived again over its
+  // history row (the test cannot rely on seeing the live row in between).
+  ASSERT_TRUE(wait_for([&] {
+    return OwnCount("SELECT count(*)" + dead_row + " AND log_offset > " +
+                    std::to_string(first_offset) + " AND prev_error LIKE 'UNSUPPORTED:%'") == 1;
+  })) << Log();
+  EXPECT_EQ(OwnCount("SELECT count(*) FROM proc_state WHERE msg_id = " + dead_id +
+                     " AND state = 'ARCHIVED' AND mark_state = 'MARKED' AND log_offset = "
+                     "(SELECT log_offset" +
+                     dead_row + ")"),
+            1);
+  EXPECT_EQ(mailbox_mark(), marked_at);  // not marked again
+  EXPECT_EQ(OwnCount("SELECT count(*) FROM proc_state_hst"), rows);
   StopMsgx(pid);
   EXPECT_EQ(OwnCount("SELECT count(*) FROM proc_state"), rows);
   EXPECT_EQ(Log().find("ALARM"), std::string::npos) << Log();
