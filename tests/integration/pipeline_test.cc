@@ -1484,15 +1484,24 @@ TEST_F(PipelineTest, AMarkThatDiedBeforeItsSettleIsSettledMarkedOnRestart) {
 
 // The daily sweep in the running service (docs/jobs.md#history-sweep): with
 // history.sweep-at 00:00 the day's run is due at once, so the first process
-// appends the day's HISTORY_SWEEP and IDENTITY_EXPIRY, and a restart on the
-// same day appends nothing more. Each command carries its day's id, so no
-// day appears twice even if the test straddles midnight.
+// appends the day's HISTORY_SWEEP and IDENTITY_EXPIRY; a restart on the
+// same day, and then a leader change (a second process on a copy of the
+// stopped leader's state.dir, which takes the next epoch), append nothing
+// more. Each command carries its day's id, so no day appears twice even if
+// the test straddles midnight.
 TEST_F(PipelineTest, TheDailySweepIsAppendedOncePerAirportDay) {
   const std::int64_t rows = LoadMailbox(0);
-  for (int run = 0; run < 2; ++run) {
+  for (int run = 0; run < 3; ++run) {
+    if (run == 2) {  // the leader change: another state.dir, a copy
+      const std::string copy = state_dir_ + "-b";
+      std::filesystem::copy(state_dir_, copy, std::filesystem::copy_options::recursive);
+      state_dir_ = copy;
+    }
+    const std::int64_t epoch = run == 0 ? 0 : OwnCount("SELECT leader_epoch FROM pipeline");
     const pid_t pid = StartMsgx({"MSGX_HISTORY_SWEEP_AT=00:00"});
     ASSERT_TRUE(WaitSettled(rows, seconds(120))) << Log();
     StopMsgx(pid);
+    EXPECT_GT(OwnCount("SELECT leader_epoch FROM pipeline"), epoch);
   }
   auto log = LogStore::Open(state_dir_ + "/log", SystemClock::Default());
   ASSERT_TRUE(log.ok()) << log.status().ToString();
