@@ -14,6 +14,9 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libcpp-httplib-dev libcli11-dev libspdlog-dev libfmt-dev libyaml-cpp-dev rapidjson-dev
   libssl-dev zlib1g-dev libzstd-dev liblz4-dev libsnappy-dev libbz2-dev
+  # metrics: prometheus-cpp's core behind GET /metrics; the prometheus
+  # package only for its promtool, which tests the exposition and the rules
+  prometheus-cpp-dev prometheus
   # services and outside clients for tests and `msgx dev up`
   postgresql-15 postgresql-client-15 redis-server redis-tools kcat
   tzdata procps util-linux
@@ -32,5 +35,5 @@ if [[ $(id -u) -ne 0 ]]; then SUDO=sudo; fi
 echo "install-deps: installing ${missing[*]}"
 $SUDO apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
-# Debian creates and starts a default cluster and redis service on install;
-# msgx never uses them (tests and `msgx dev up` run their own on free ports).
+# Debian creates and starts a default cluster, a redis and a prometheus
+# service on install; msgx never uses them (tests and `msgx dev up` run their own on free ports).

@@ -60,11 +60,13 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const std::string& listen,
     res.set_content(self->endpoints_.status_json ? self->endpoints_.status_json() : "{}",
                     "application/json");
   });
-  srv.Post("/cminmsgs/send", [self](const httplib::Request& req, httplib::Response& res) {
-    static Counter* stored = Metrics::Global().GetCounter(
-        "msgx_ingest_total", "Messages posted to /cminmsgs/send", {{"result", "stored"}});
-    static Counter* refused = Metrics::Global().GetCounter(
-        "msgx_ingest_total", "Messages posted to /cminmsgs/send", {{"result", "refused"}});
+  // Made here, so that /metrics has them from the start.
+  Counter* stored = Metrics::Global().GetCounter(
+      "msgx_ingest_total", "Messages posted to /cminmsgs/send", {{"result", "stored"}});
+  Counter* refused = Metrics::Global().GetCounter(
+      "msgx_ingest_total", "Messages posted to /cminmsgs/send", {{"result", "refused"}});
+  srv.Post("/cminmsgs/send", [self, stored, refused](const httplib::Request& req,
+                                                     httplib::Response& res) {
     if (self->endpoints_.ingest == nullptr) {
       res.status = 503;
       res.set_content("ingest is not configured (mailbox.url)\n", "text/plain");
