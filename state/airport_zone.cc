@@ -98,6 +98,15 @@ MicrosSinceEpoch StartOfAirportDay(MicrosSinceEpoch utc_micros, const AirportZon
   return start * 1'000'000;
 }
 
+MicrosSinceEpoch AirportWallClockToUtc(MicrosSinceEpoch wall_micros, const AirportZone& zone) {
+  const std::int64_t wall = FloorDiv(wall_micros, 1'000'000);
+  // The offset at the reading taken as UTC is at most a transition away
+  // from the right one; once more at the first guess settles it.
+  const std::int64_t guess = wall - zone.OffsetSecondsAt(wall);
+  const std::int64_t off = zone.OffsetSecondsAt(guess);
+  return wall_micros - off * 1'000'000;
+}
+
 std::string AirportDate(MicrosSinceEpoch utc_micros, const AirportZone& zone) {
   const std::int64_t secs = FloorDiv(utc_micros, 1'000'000);
   const std::int64_t days = FloorDiv(secs + zone.OffsetSecondsAt(secs), 86400);

@@ -41,6 +41,11 @@ std::string FormatAirportIso8601(MicrosSinceEpoch utc_micros, const AirportZone&
 // `utc_micros` starts.
 MicrosSinceEpoch StartOfAirportDay(MicrosSinceEpoch utc_micros, const AirportZone& zone);
 
+// The instant of a zone-less airport wall-clock reading, given as if it
+// were UTC (how a TIMESTAMP column reads, docs/capture.md): the reading less
+// the offset in force then. In a DST gap or overlap, one of the candidates.
+MicrosSinceEpoch AirportWallClockToUtc(MicrosSinceEpoch wall_micros, const AirportZone& zone);
+
 // The airport-local date of `utc_micros` as "yyyyMMdd".
 std::string AirportDate(MicrosSinceEpoch utc_micros, const AirportZone& zone);
 

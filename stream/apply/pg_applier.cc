@@ -2,6 +2,7 @@
 
 #include <array>
 #include <exception>
+#include <map>
 #include <optional>
 #include <string_view>
 #include <utility>
@@ -304,6 +305,23 @@ const ApplierMetrics& GetMetrics() {
   return m;
 }
 
+// msgx_messages_total{state,error_class}: the outcomes committed, by state
+// and error class ("none" when it has none).
+void CountMessages(const std::vector<OutcomeRow>& outcomes) {
+  std::map<std::pair<std::string_view, std::string_view>, std::int64_t> by;
+  for (const auto& row : outcomes) {
+    const Outcome& o = row.outcome;
+    ++by[{OutcomeStateName(o.state),
+          o.error_class.empty() ? std::string_view("none") : std::string_view(o.error_class)}];
+  }
+  for (const auto& [key, n] : by) {
+    Metrics::Global()
+        .GetCounter("msgx_messages_total", "Message outcomes committed to PostgreSQL",
+                    {{"state", std::string(key.first)}, {"error_class", std::string(key.second)}})
+        ->Add(n);
+  }
+}
+
 }  // namespace
 
 PgApplier::PgApplier(PgSession* pg, const StateStore* store, ApplierOptions options)
@@ -396,6 +414,7 @@ Result<ApplyStep> PgApplier::Step() {
   step.events = static_cast<int>(batch->events.size());
   metrics.batches->Add(1);
   metrics.outcomes->Add(step.outcomes);
+  CountMessages(batch->outcomes);
   metrics.events->Add(step.events);
   metrics.offset->Set(static_cast<double>(pg_offset_));
   return step;

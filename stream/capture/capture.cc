@@ -1,5 +1,6 @@
 #include "stream/capture/capture.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -154,6 +155,12 @@ Result<Capture::GapDecision> Capture::DecideGap(std::int64_t first, std::int64_t
   Status s = mailbox_->ReadRanges(std::span<const IdRange>(&range, 1), 1, &again);
   if (!s.ok()) return s;
   return again.empty() ? GapDecision::kSkipEnded : GapDecision::kReread;
+}
+
+Result<std::int64_t> Capture::Backlog() {
+  auto max = mailbox_->MaxId();
+  if (!max.ok()) return max.status();
+  return std::max<std::int64_t>(0, *max - progress_.watermark);
 }
 
 Result<PollOutcome> Capture::Poll() {

@@ -83,6 +83,11 @@ class Capture {
 
   Result<PollOutcome> Poll();
 
+  // Mailbox ids above the watermark now (the mailbox's highest id minus
+  // the watermark, at least 0): the rows capture has still to pass. kInfra
+  // when the mailbox cannot be read.
+  Result<std::int64_t> Backlog();
+
   const CaptureProgress& progress() const { return progress_; }
   const CaptureStats& stats() const { return stats_; }
 

@@ -69,6 +69,9 @@ class Mailbox {
   // log's append times (LogStore::ObserveReferenceClock,
   // docs/fold.md#the-folds-clock).
   virtual Result<MicrosSinceEpoch> ServerNow() = 0;
+
+  // The highest id visible now; 0 when the table is empty.
+  virtual Result<std::int64_t> MaxId() = 0;
 };
 
 }  // namespace msgx

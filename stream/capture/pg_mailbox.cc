@@ -135,4 +135,16 @@ Result<MicrosSinceEpoch> PgMailbox::ServerNow() {
   return now;
 }
 
+Result<std::int64_t> PgMailbox::MaxId() {
+  std::int64_t max = 0;
+  Status s = Run("max id", [&](pqxx::connection& c) {
+    pqxx::nontransaction tx(c);
+    max = tx.exec1("SELECT coalesce(max(" + c.quote_name(columns_.id) + "), 0) FROM " +
+                   c.quote_name(table_))[0]
+              .as<std::int64_t>();
+  });
+  if (!s.ok()) return s;
+  return max;
+}
+
 }  // namespace msgx

@@ -42,6 +42,7 @@ class PgMailbox final : public Mailbox {
   Result<TransactionIds> InProgressTransactions() override;
   Result<bool> AllEnded(const TransactionIds& txns) override;
   Result<MicrosSinceEpoch> ServerNow() override;
+  Result<std::int64_t> MaxId() override;
 
  private:
   // Runs `fn(connection&)`, turning every exception into kInfra and dropping

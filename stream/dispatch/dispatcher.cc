@@ -5,6 +5,7 @@
 
 #include "base/backoff.h"
 #include "base/log.h"
+#include "base/metrics.h"
 #include "state/outcome.h"
 #include "stream/pg/pg_leadership.h"
 
@@ -38,7 +39,15 @@ Dispatcher::Dispatcher(PgSession* pg, Publisher* publisher, MirrorOffsetFn mirro
       mirror_offset_(std::move(mirror_offset)),
       clock_(clock),
       options_(std::move(options)),
-      last_flush_mono_(clock->MonotonicMicros()) {}
+      last_flush_mono_(clock->MonotonicMicros()),
+      dispatch_latency_(Metrics::Global().GetHistogram(
+          "msgx_dispatch_latency_seconds",
+          "Outbox row created to its Kafka acknowledgement, per event", LatencyBuckets(),
+          {{"target", options_.target}})),
+      e2e_latency_(Metrics::Global().GetHistogram(
+          "msgx_e2e_latency_seconds",
+          "Mailbox row received to the Kafka acknowledgement of an event it caused",
+          LatencyBuckets(), {{"target", options_.target}})) {}
 
 Result<DispatchStep> Dispatcher::Step() {
   if (!options_.log_uuid.empty() && epoch_ == 0) return Stall(Status::Infra("not leader"));
@@ -49,14 +58,17 @@ Result<std::vector<Dispatcher::Event>> Dispatcher::LoadHead(bool open_batch_only
                                                             bool unbatched_only) {
   std::vector<Event> out;
   std::string sql =
-      "SELECT event_id, event_key, coalesce(partition_key, ''), event_type, state_version, "
-      "payload_json, attempts, "
-      "coalesce((extract(epoch FROM next_attempt_at) * 1000000)::bigint, 0), "
-      "coalesce(source_msg_id, 0), replayed_at IS NOT NULL, coalesce(batch_id, 0) "
-      "FROM msg_event WHERE target = $1 AND state = 'PENDING'";
-  if (open_batch_only) sql += " AND batch_id IS NOT NULL";
-  if (unbatched_only) sql += " AND batch_id IS NULL";
-  sql += " ORDER BY event_id LIMIT $2";
+      "SELECT e.event_id, e.event_key, coalesce(e.partition_key, ''), e.event_type, "
+      "e.state_version, e.payload_json, e.attempts, "
+      "coalesce((extract(epoch FROM e.next_attempt_at) * 1000000)::bigint, 0), "
+      "coalesce(e.source_msg_id, 0), e.replayed_at IS NOT NULL, coalesce(e.batch_id, 0), "
+      "(extract(epoch FROM e.created_at) * 1000000)::bigint, "
+      "coalesce((extract(epoch FROM p.received_at) * 1000000)::bigint, 0) "
+      "FROM msg_event e LEFT JOIN proc_state p ON p.msg_id = e.source_msg_id "
+      "WHERE e.target = $1 AND e.state = 'PENDING'";
+  if (open_batch_only) sql += " AND e.batch_id IS NOT NULL";
+  if (unbatched_only) sql += " AND e.batch_id IS NULL";
+  sql += " ORDER BY e.event_id LIMIT $2";
   const int limit = options_.aggregate ? options_.flush_limit : options_.claim_limit;
   // Fenced too: a stale leader loads nothing, so it publishes nothing.
   Status s = RunFenced([&](pqxx::dbtransaction& tx) {
@@ -75,6 +87,8 @@ Result<std::vector<Dispatcher::Event>> Dispatcher::LoadHead(bool open_batch_only
       e.source_msg_id = row[8].as<std::int64_t>();
       e.replayed = row[9].as<bool>();
       e.batch_id = row[10].as<std::int64_t>();
+      e.created_micros = row[11].as<std::int64_t>();
+      e.received_micros = row[12].as<std::int64_t>();
       out.push_back(std::move(e));
     }
   });
@@ -134,8 +148,39 @@ Status Dispatcher::MarkSent(const std::vector<Event>& events) {
   if (s.ok()) {
     sent_total_ += static_cast<std::int64_t>(events.size());
     stalled_ = false;
+    ObserveLatencies(events, clock_->NowMicros());
   }
   return s;
+}
+
+void Dispatcher::ObserveLatencies(const std::vector<Event>& events, MicrosSinceEpoch acked) {
+  auto seconds = [acked](MicrosSinceEpoch since) {
+    return static_cast<double>(std::max<MicrosSinceEpoch>(0, acked - since)) / 1e6;
+  };
+  for (const auto& e : events) {
+    if (e.created_micros > 0) dispatch_latency_->Observe(seconds(e.created_micros));
+    if (e.received_micros > 0) {
+      const MicrosSinceEpoch received =
+          options_.received_zone != nullptr
+              ? AirportWallClockToUtc(e.received_micros, *options_.received_zone)
+              : e.received_micros;
+      e2e_latency_->Observe(seconds(received));
+    }
+  }
+}
+
+Result<OutboxCounts> Dispatcher::CountOutbox() {
+  OutboxCounts c;
+  Status s = pg_->Run([&](pqxx::dbtransaction& tx) {
+    const pqxx::row r = tx.exec_params1(
+        "SELECT count(*) FILTER (WHERE state = 'PENDING'), count(*) FILTER (WHERE state = 'DEAD') "
+        "FROM msg_event WHERE target = $1 AND state IN ('PENDING', 'DEAD')",
+        options_.target);
+    c.pending = r[0].as<std::int64_t>();
+    c.dead = r[1].as<std::int64_t>();
+  });
+  if (!s.ok()) return s;
+  return c;
 }
 
 Result<int> Dispatcher::Charge(const std::vector<Event>& events, const std::string& error) {

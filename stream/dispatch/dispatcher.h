@@ -35,6 +35,13 @@
 // msgx-type (the event_type: UPSERT|DELETE, or SCHEDULE for a batch), and
 // msgx-replay: 1 when the event was returned from DEAD by an operator.
 //
+// Metrics, labelled {target}: the histograms msgx_dispatch_latency_seconds
+// (an event's msg_event.created_at to its acknowledgement by Kafka, taken
+// when it is marked SENT) and msgx_e2e_latency_seconds (the mailbox row's
+// proc_state.received_at, a zone-less reading taken in received_zone, to
+// the same acknowledgement; events whose source has no received_at are left
+// out). Both use this dispatcher's Clock; negative spans count as 0.
+//
 // Thread-safety: not thread-safe; one thread drives Step().
 #pragma once
 
@@ -45,7 +52,9 @@
 
 #include "base/clock.h"
 #include "base/config.h"
+#include "base/metrics.h"
 #include "base/result.h"
+#include "state/airport_zone.h"
 #include "stream/dispatch/publisher.h"
 #include "stream/pg/pg_session.h"
 
@@ -69,6 +78,9 @@ struct DispatcherOptions {
   // Empty: unfenced (tests of the dispatcher alone).
   std::string pipeline = "main";
   std::string log_uuid;
+  // The zone the mailbox's received column is written in (it has none,
+  // docs/capture.md), for msgx_e2e_latency_seconds; null: UTC.
+  const AirportZone* received_zone = nullptr;
 
   // The options of `target` ("KAFKA:msg" …) from the configuration.
   static DispatcherOptions ForTarget(const Config& config, const std::string& target);
@@ -96,6 +108,11 @@ struct DispatchStep {
   std::string error;
 };
 
+struct OutboxCounts {
+  std::int64_t pending = 0;
+  std::int64_t dead = 0;
+};
+
 class Dispatcher {
  public:
   // REQUIRES: pg, publisher, clock outlive the dispatcher.
@@ -109,6 +126,9 @@ class Dispatcher {
   // The epoch granted by PgLeadership; 0 means not leader, and a fenced
   // dispatcher then stalls "not leader" without writing anything.
   void set_epoch(std::int64_t epoch) { epoch_ = epoch; }
+
+  // The target's PENDING and DEAD rows now (an unfenced read).
+  Result<OutboxCounts> CountOutbox();
 
   bool stalled() const { return stalled_; }
   std::int64_t sent_total() const { return sent_total_; }
@@ -127,6 +147,8 @@ class Dispatcher {
     std::int64_t source_msg_id = 0;
     bool replayed = false;
     std::int64_t batch_id = 0;  // 0 = none
+    MicrosSinceEpoch created_micros = 0;
+    MicrosSinceEpoch received_micros = 0;  // proc_state.received_at of the source; 0 = unknown
   };
 
   static std::vector<std::int64_t> EventIds(const std::vector<Event>& events);
@@ -136,6 +158,8 @@ class Dispatcher {
   OutgoingMessage ToMessage(const Event& e) const;
   OutgoingMessage BatchMessage(const std::vector<Event>& members) const;
   Status MarkSent(const std::vector<Event>& events);
+  // The latency histograms of events acknowledged at `acked`.
+  void ObserveLatencies(const std::vector<Event>& events, MicrosSinceEpoch acked);
   // Charges a permanent failure to `events`; returns how many became DEAD.
   Result<int> Charge(const std::vector<Event>& events, const std::string& error);
   DispatchStep Stall(const Status& outage);
@@ -154,6 +178,8 @@ class Dispatcher {
   std::int64_t sent_total_ = 0;
   std::int64_t dead_total_ = 0;
   std::int64_t last_flush_mono_ = 0;  // batch clock (monotonic micros)
+  Histogram* dispatch_latency_;
+  Histogram* e2e_latency_;
 };
 
 }  // namespace msgx

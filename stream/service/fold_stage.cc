@@ -1,5 +1,6 @@
 #include "stream/service/fold_stage.h"
 
+#include <algorithm>
 #include <string>
 #include <variant>
 #include <vector>
@@ -25,7 +26,9 @@ FoldStage::FoldStage(Deps deps)
                                             "Last log offset folded into state")),
       g_log_next_(Metrics::Global().GetGauge("msgx_log_next_offset", "Records in the log")),
       g_free_(Metrics::Global().GetGauge("msgx_state_dir_free_bytes",
-                                         "Bytes available to msgx on the state.dir filesystem")) {}
+                                         "Bytes available to msgx on the state.dir filesystem")),
+      h_batch_(Metrics::Global().GetHistogram("msgx_fold_batch_records",
+                                              "Log records folded in one step", SizeBuckets())) {}
 
 StepOutcome FoldStage::Step() {
   Fold& fold = *d_.fold;
@@ -52,6 +55,7 @@ StepOutcome FoldStage::Step() {
   if (s.ok() && HasQuarantine(batch)) s = d_.source->BuildQuarantineIndex();
   if (s.ok() && !batch.empty()) s = fold.Process(batch);
   if (!s.ok()) return StepOutcome::FromStatus(s);
+  if (!batch.empty()) h_batch_->Observe(static_cast<double>(batch.size()));
   if (const auto& held = fold.held()) return OnHeld(*held);
   if (fold.applied_offset() != applied_.load() && d_.folded) d_.folded();
   if (d_.rebuild != nullptr) {
@@ -93,7 +97,10 @@ StepOutcome FoldStage::OnHeld(const HeldHead& held) {
 }
 
 void FoldStage::Figures(StageFigures* out) const {
-  out->emplace_back("applied_offset", applied_.load());
+  const std::int64_t applied = applied_.load();
+  out->emplace_back("applied_offset", applied);
+  out->emplace_back("lag", std::max<std::int64_t>(
+                               0, static_cast<std::int64_t>(d_.log->next_offset()) - 1 - applied));
 }
 
 }  // namespace msgx

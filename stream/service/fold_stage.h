@@ -11,6 +11,10 @@
 //     (kFailed);
 //   - `folded` is called when the applied offset moved, so the mirror and
 //     the applier wake.
+// Metrics: msgx_fold_applied_offset, msgx_log_next_offset,
+// msgx_state_dir_free_bytes, and the histogram msgx_fold_batch_records (the
+// records of each non-empty step); figures "applied_offset" and "lag" (log
+// records not folded yet, msgx_stage_lag_records{stage="fold"}).
 // A full batch is kProgressed, a short one kIdle. kInfra (the state store or
 // the log cannot be read or written, a full disk included: RocksDB resumes
 // writes by itself once space is back) is a stall; any other error a bug.
@@ -68,6 +72,7 @@ class FoldStage final : public Stage {
   Gauge* g_applied_;
   Gauge* g_log_next_;
   Gauge* g_free_;
+  Histogram* h_batch_;
 };
 
 }  // namespace msgx

@@ -19,11 +19,17 @@ StepOutcome CaptureStage::Step() {
   if (out->late > 0) late_->Add(out->late);
   watermark_seen_ = capture_->progress().watermark;
   watermark_->Set(static_cast<double>(watermark_seen_.load()));
+  // The backlog costs the mailbox one index lookup: at each poll that
+  // caught up, and every kBacklogEveryBusyPolls polls while it reads on.
+  if (!out->more || ++busy_polls_ % kBacklogEveryBusyPolls == 0) {
+    if (auto backlog = capture_->Backlog(); backlog.ok()) lag_ = *backlog;
+  }
   return out->more ? StepOutcome::Progressed() : StepOutcome::Idle();
 }
 
 void CaptureStage::Figures(StageFigures* out) const {
   out->emplace_back("watermark", watermark_seen_.load());
+  if (const std::int64_t lag = lag_.load(); lag >= 0) out->emplace_back("lag", lag);
 }
 
 IntakeStage::IntakeStage(CommandIntake* intake, std::function<void()> appended)

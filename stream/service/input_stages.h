@@ -2,6 +2,9 @@
 //   CaptureStage  mailbox rows → the log (stream/capture/capture.h);
 //   IntakeStage   msgx_command rows → the log (stream/capture/command_intake.h).
 // Each calls `appended` when it put records in the log, so the fold wakes.
+// CaptureStage's figures: "watermark", and "lag" (Capture::Backlog(), read
+// at each poll that caught up and every 10th poll while it reads on;
+// msgx_stage_lag_records{stage="capture"}).
 // Errors: kInfra is a stall (the mailbox or PostgreSQL is unreachable, the
 // disk is full); any other class is a bug (a corrupt log, a gap).
 //
@@ -33,6 +36,9 @@ class CaptureStage final : public Stage {
   Gauge* watermark_;
   Counter* late_;
   std::atomic<std::int64_t> watermark_seen_{0};
+  static constexpr int kBacklogEveryBusyPolls = 10;
+  int busy_polls_ = 0;
+  std::atomic<std::int64_t> lag_{-1};  // Capture::Backlog(); -1: not read yet
 };
 
 class IntakeStage final : public Stage {

@@ -25,12 +25,12 @@ Millis RunEvery(Millis age) { return std::clamp(age / 2, Millis(1000), kRunEvery
 constexpr int kBatch = 1000;
 constexpr std::int64_t kBacklogCap = 1'000'000;
 
-// The metrics every job has, labelled {job="<name>"} (times in seconds
+// The metrics every job has, labelled {job_name="<name>"} (times in seconds
 // since the epoch).
 struct JobMetrics {
   explicit JobMetrics(const std::string& job) {
     Metrics& m = Metrics::Global();
-    const Labels l = {{"job", job}};
+    const Labels l = {{"job_name", job}};
     rows = m.GetCounter("msgx_job_rows_total", "Rows a job has done", l);
     backlog = m.GetGauge("msgx_job_backlog", "Rows due for a job", l);
     last_run = m.GetGauge("msgx_job_last_run_seconds", "When a job's last run ended", l);
@@ -154,7 +154,7 @@ class ProcessedMarkStage final : public Stage {
         overdue_after_(d.config->pipeline.overdue_backfill),
         m_("processed-mark") {
     Metrics& m = Metrics::Global();
-    const Labels l = {{"job", "processed-mark"}};
+    const Labels l = {{"job_name", "processed-mark"}};
     m_abandoned_ = m.GetGauge("msgx_job_abandoned", "Rows on a job's open abandon list", l);
     m_overdue_ = m.GetGauge("msgx_job_overdue", "Rows a job has not done past their due time", l);
   }

@@ -2,7 +2,7 @@
 // leadership (the runner steps it only while this process leads), fences
 // every write with the epoch, works in bounded batches, and reports its
 // last run, next run, rows done and backlog in its health entry (/status)
-// and as metrics labelled {job="<name>"}:
+// and as metrics labelled {job_name="<name>"}:
 //   msgx_job_rows_total, msgx_job_backlog, msgx_job_last_run_seconds,
 //   msgx_job_next_run_seconds.
 // Built so far:

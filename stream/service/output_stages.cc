@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "base/log.h"
+#include "base/metrics.h"
 #include "state/redis_client.h"
 #include "state/redis_mirror.h"
 #include "stream/apply/pg_applier.h"
@@ -19,6 +20,14 @@ namespace {
 
 constexpr const char* kTargets[] = {"KAFKA:msg", "KAFKA:schd", "KAFKA:ref"};
 constexpr std::int64_t kPruneEveryMicros = 60'000'000;
+constexpr std::int64_t kCountEveryMicros = 1'000'000;
+
+// The "lag" figure of a stage at `offset`: records the fold has made that
+// the stage has not written (none when the state store cannot be read).
+void AppendLag(const StateStore& store, std::int64_t offset, StageFigures* out) {
+  auto meta = store.ReadMeta();
+  if (meta.ok()) out->emplace_back("lag", std::max<std::int64_t>(0, meta->applied_offset - offset));
+}
 
 std::string DispatchStageName(const std::string& target) { return "dispatch " + target; }
 
@@ -33,6 +42,7 @@ class MirrorStage final : public Stage {
       : client_(std::move(client)),
         mirror_(client_.get(), d.log_uuid),
         worker_(&mirror_, d.store, d.zone),
+        store_(d.store),
         runner_(runner),
         leader_(d.leader) {}
 
@@ -44,10 +54,12 @@ class MirrorStage final : public Stage {
       case MirrorStep::Kind::kApplied:
       case MirrorStep::Kind::kRebuilt:
         offset_ = step->offset;
+        known_ = true;
         WakeDispatchers(runner_);
         return StepOutcome::Progressed();
       case MirrorStep::Kind::kIdle:
         offset_ = step->offset;
+        known_ = true;
         return StepOutcome::Idle();
       case MirrorStep::Kind::kPaused:
         return StepOutcome::Idle();
@@ -56,16 +68,21 @@ class MirrorStage final : public Stage {
     }
     return StepOutcome::Failed("mirror: unknown step kind");
   }
-  void Figures(StageFigures* out) const override { out->emplace_back("offset", offset_.load()); }
+  void Figures(StageFigures* out) const override {
+    out->emplace_back("offset", offset_.load());
+    if (known_) AppendLag(*store_, offset_.load(), out);
+  }
   const std::atomic<std::int64_t>* OffsetCell() const { return &offset_; }
 
  private:
   std::unique_ptr<RedisClient> client_;
   RedisMirror mirror_;
   MirrorWorker worker_;
+  const StateStore* store_;
   StageRunner* runner_;
   LeadershipKeeper* leader_;
   std::atomic<std::int64_t> offset_{-1};
+  std::atomic<bool> known_{false};  // offset_ was read from Redis
 };
 
 class ApplierStage final : public Stage {
@@ -86,12 +103,16 @@ class ApplierStage final : public Stage {
     if (!step.ok()) return StepOutcome::FromStatus(step.status());
     if (step->kind == ApplyStep::Kind::kStalled) return StepOutcome::Stalled(step->error);
     offset_ = applier_.pg_offset();
+    known_ = true;
     if (step->kind == ApplyStep::Kind::kApplied) WakeDispatchers(runner_);
     Prune();
     return step->kind == ApplyStep::Kind::kApplied ? StepOutcome::Progressed()
                                                    : StepOutcome::Idle();
   }
-  void Figures(StageFigures* out) const override { out->emplace_back("offset", offset_.load()); }
+  void Figures(StageFigures* out) const override {
+    out->emplace_back("offset", offset_.load());
+    if (known_) AppendLag(*d_.store, offset_.load(), out);
+  }
 
  private:
   static ApplierOptions Options(const OutputDeps& d) {
@@ -124,6 +145,7 @@ class ApplierStage final : public Stage {
   StageRunner* runner_;
   std::int64_t last_prune_;
   std::atomic<std::int64_t> offset_{-1};
+  std::atomic<bool> known_{false};  // offset_ was read from PostgreSQL
 };
 
 class DispatchStage final : public Stage {
@@ -144,7 +166,12 @@ class DispatchStage final : public Stage {
               return p->offset;
             },
             d.clock, Options(d, target)),
-        leader_(d.leader) {}
+        leader_(d.leader),
+        pending_gauge_(Metrics::Global().GetGauge(
+            "msgx_outbox_pending", "Outbox rows waiting to be sent", {{"target", target}})),
+        dead_gauge_(Metrics::Global().GetGauge(
+            "msgx_outbox_dead", "Outbox rows DEAD (the dead-letter queue)", {{"target", target}})) {
+  }
 
   StepOutcome Step() override {
     dispatcher_.set_epoch(leader_->epoch());
@@ -152,6 +179,7 @@ class DispatchStage final : public Stage {
     if (!step.ok()) return StepOutcome::FromStatus(step.status());
     sent_ = dispatcher_.sent_total();
     dead_ = dispatcher_.dead_total();
+    Count();
     switch (step->kind) {
       case DispatchStep::Kind::kSent:
       case DispatchStep::Kind::kCharged:
@@ -172,12 +200,31 @@ class DispatchStage final : public Stage {
   void Figures(StageFigures* out) const override {
     out->emplace_back("sent", sent_.load());
     out->emplace_back("dead", dead_.load());
+    // A dispatcher's records are its target's outbox rows.
+    if (const std::int64_t pending = pending_.load(); pending >= 0) {
+      out->emplace_back("pending", pending);
+      out->emplace_back("lag", pending);
+    }
   }
 
  private:
+  // The target's PENDING and DEAD rows, at most once per kCountEveryMicros
+  // (a failed count keeps the last figures: the step reports the outage).
+  void Count() {
+    const std::int64_t now = clock_->MonotonicMicros();
+    if (last_count_ >= 0 && now - last_count_ < kCountEveryMicros) return;
+    auto c = dispatcher_.CountOutbox();
+    if (!c.ok()) return;
+    last_count_ = now;
+    pending_ = c->pending;
+    pending_gauge_->Set(static_cast<double>(c->pending));
+    dead_gauge_->Set(static_cast<double>(c->dead));
+  }
+
   static DispatcherOptions Options(const OutputDeps& d, const std::string& target) {
     DispatcherOptions o = DispatcherOptions::ForTarget(*d.config, target);
-    o.log_uuid = d.log_uuid;  // fenced by the leader's epoch
+    o.log_uuid = d.log_uuid;   // fenced by the leader's epoch
+    o.received_zone = d.zone;  // the mailbox's received column is airport time
     return o;
   }
 
@@ -188,8 +235,12 @@ class DispatchStage final : public Stage {
   Clock* clock_;
   Dispatcher dispatcher_;
   LeadershipKeeper* leader_;
+  Gauge* pending_gauge_;
+  Gauge* dead_gauge_;
+  std::int64_t last_count_ = -1;  // monotonic micros of the last count
   std::atomic<std::int64_t> sent_{0};
   std::atomic<std::int64_t> dead_{0};
+  std::atomic<std::int64_t> pending_{-1};  // -1: not counted yet
 };
 
 }  // namespace

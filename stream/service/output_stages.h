@@ -15,6 +15,11 @@
 // configured (redis.url, postgres.url, kafka.bootstrap-servers empty) is not added, and that is
 // logged. The stages wake each other: a mirrored or applied batch wakes the
 // dispatchers. The runner does the waiting, backoff and health.
+// Figures: the mirror's and the applier's "offset" and "lag" (records the
+// fold has made past it; none until the offset was first read); each
+// dispatcher's "sent", "dead", and "pending" = "lag" (its target's PENDING
+// rows, counted at most once a second with its DEAD rows into
+// msgx_outbox_pending{target} and msgx_outbox_dead{target}).
 #pragma once
 
 #include <cstdint>

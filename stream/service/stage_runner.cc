@@ -54,7 +54,7 @@ struct StageRunner::Entry {
   StageHealth health;  // name, state, reason, since: guarded by mu
   Counter* m_steps = nullptr;
   Counter* m_stalls = nullptr;
-  Counter* m_micros = nullptr;
+  Counter* m_seconds = nullptr;
   Gauge* m_stalled = nullptr;
   Gauge* m_failed = nullptr;
 };
@@ -64,6 +64,20 @@ StageRunner::StageRunner(Options options) : options_(std::move(options)) {
 }
 
 StageRunner::~StageRunner() { Stop(); }
+
+void StageRunner::PublishLag() const {
+  for (const auto& e : entries_) {
+    StageFigures figures;
+    e->stage->Figures(&figures);
+    for (const auto& [key, value] : figures) {
+      if (key != "lag" || value < 0) continue;
+      options_.metrics
+          ->GetGauge("msgx_stage_lag_records", "Records waiting for a stage",
+                     {{"stage", e->health.name}})
+          ->Set(static_cast<double>(value));
+    }
+  }
+}
 
 void StageRunner::Add(std::string name, std::unique_ptr<Stage> stage, StagePolicy policy,
                       bool on_caller_thread) {
@@ -78,8 +92,8 @@ void StageRunner::Add(std::string name, std::unique_ptr<Stage> stage, StagePolic
   Metrics& m = *options_.metrics;
   e->m_steps = m.GetCounter("msgx_stage_steps_total", "Steps a stage has taken", l);
   e->m_stalls = m.GetCounter("msgx_stage_stalls_total", "Outage stalls a stage has begun", l);
-  e->m_micros =
-      m.GetCounter("msgx_stage_step_micros_total", "Time a stage has spent in its steps", l);
+  e->m_seconds =
+      m.GetCounter("msgx_stage_step_seconds_total", "Time a stage has spent in its steps", l);
   e->m_stalled = m.GetGauge("msgx_stage_stalled", "1 while a stage is stalled on an outage", l);
   e->m_failed = m.GetGauge("msgx_stage_failed", "1 once a stage has stopped on a bug", l);
   if (options_.service != nullptr) options_.service->Link(&e->wake);
@@ -87,6 +101,7 @@ void StageRunner::Add(std::string name, std::unique_ptr<Stage> stage, StagePolic
 }
 
 void StageRunner::Start() {
+  lag_hook_ = options_.metrics->AddScrapeHook([this] { PublishLag(); });
   for (auto& e : entries_) {
     if (e->on_caller_thread) continue;
     threads_.emplace_back([this, raw = e.get()] { Loop(raw); });
@@ -102,6 +117,10 @@ void StageRunner::Wake(std::string_view name) {
 }
 
 void StageRunner::Stop() {
+  if (lag_hook_ >= 0) {
+    options_.metrics->RemoveScrapeHook(lag_hook_);
+    lag_hook_ = -1;
+  }
   for (auto& e : entries_) e->wake.Stop();
   for (auto& t : threads_) {
     if (t.joinable()) t.join();
@@ -149,7 +168,7 @@ void StageRunner::Loop(Entry* e) {
     e->steps.fetch_add(1);
     e->step_micros.fetch_add(spent);
     e->m_steps->Add(1);
-    e->m_micros->Add(spent);
+    e->m_seconds->AddSeconds(static_cast<double>(spent) / 1e6);
     if (r.kind != StepOutcome::Kind::kStalled && r.kind != StepOutcome::Kind::kFailed &&
         failures > 0) {
       Logger(name)->info("resumed after {} stalled steps", failures);

@@ -17,8 +17,10 @@
 //   - health: one entry per stage (state, reason, since, steps, stalls,
 //     time in step, the stage's figures), and the same as metrics:
 //     msgx_stage_steps_total, msgx_stage_stalls_total,
-//     msgx_stage_step_micros_total, msgx_stage_stalled, msgx_stage_failed,
-//     each labelled {stage="<name>"}.
+//     msgx_stage_step_seconds_total, msgx_stage_stalled, msgx_stage_failed,
+//     each labelled {stage="<name>"}; and, from Start() to Stop(), at each
+//     scrape msgx_stage_lag_records{stage} for every stage whose figures
+//     have a "lag" (>= 0: the records waiting for it).
 // Time and waiting go through the injected Clock and StageWaiter, so tests
 // drive the runner without sleeping.
 //
@@ -136,11 +138,14 @@ class StageRunner {
   Entry* Find(std::string_view name) const;
   void Loop(Entry* e);
   void SetState(Entry* e, StageState s, std::string reason);
+  // The "lag" figure of every stage, as msgx_stage_lag_records (a scrape hook).
+  void PublishLag() const;
 
   Options options_;
   std::vector<std::unique_ptr<Entry>> entries_;
   std::vector<std::thread> threads_;
   std::atomic<bool> failed_{false};
+  int lag_hook_ = -1;  // the scrape hook's id while started
 };
 
 }  // namespace msgx

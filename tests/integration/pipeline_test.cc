@@ -1308,7 +1308,7 @@ TEST_F(PipelineTest, SentEventsAreCompactedWhileTheServiceRuns) {
   // The job deleted them (events were made: the corpus and 200 changes).
   auto metrics = GetSoon(*port, "/metrics", seconds(5));
   ASSERT_TRUE(metrics);
-  const std::string name = "msgx_job_rows_total{job=\"event-retention\"} ";
+  const std::string name = "msgx_job_rows_total{job_name=\"event-retention\"} ";
   const auto at = metrics->body.find(name);
   ASSERT_NE(at, std::string::npos) << metrics->body;
   EXPECT_GE(std::stod(metrics->body.substr(at + name.size())), 200.0);
@@ -1339,7 +1339,7 @@ TEST_F(PipelineTest, SentEventsAreCompactedWhileTheServiceRuns) {
   EXPECT_EQ(OwnCount("SELECT count(*) FROM proc_state WHERE mark_state = 'MARKED'"), rows);
   auto marks = GetSoon(*port, "/metrics", seconds(5));
   ASSERT_TRUE(marks);
-  const std::string marked = "msgx_job_rows_total{job=\"processed-mark\"} ";
+  const std::string marked = "msgx_job_rows_total{job_name=\"processed-mark\"} ";
   const auto marked_at = marks->body.find(marked);
   ASSERT_NE(marked_at, std::string::npos) << marks->body;
   EXPECT_EQ(std::stod(marks->body.substr(marked_at + marked.size())), static_cast<double>(rows));
@@ -1355,7 +1355,7 @@ TEST_F(PipelineTest, SentEventsAreCompactedWhileTheServiceRuns) {
             rows);
   auto archived = GetSoon(*port, "/metrics", seconds(5));
   ASSERT_TRUE(archived);
-  const std::string moved = "msgx_job_rows_total{job=\"proc-state-archive\"} ";
+  const std::string moved = "msgx_job_rows_total{job_name=\"proc-state-archive\"} ";
   const auto moved_at = archived->body.find(moved);
   ASSERT_NE(moved_at, std::string::npos) << archived->body;
   EXPECT_EQ(std::stod(archived->body.substr(moved_at + moved.size())), static_cast<double>(rows));

@@ -62,6 +62,7 @@ class FakeMailbox final : public Mailbox {
     ++server_now_reads;
     return clock->NowMicros() + server_ahead;
   }
+  Result<std::int64_t> MaxId() override { return rows_.empty() ? 0 : rows_.rbegin()->first; }
 
  private:
   std::map<std::int64_t, std::string> rows_;
