@@ -49,7 +49,7 @@ std::string FamilyOf(const std::string& sample, const std::map<std::string, std:
     const std::string_view sv(suffix);
     if (sample.size() > sv.size() &&
         sample.compare(sample.size() - sv.size(), sv.size(), sv) == 0) {
-      const std::string base = sample.substr(0, sample.size() - sv.size());
+      std::string base = sample.substr(0, sample.size() - sv.size());
       auto it = types.find(base);
       if (it == types.end()) continue;
       if (it->second == "histogram" || (it->second == "summary" && sv != "_bucket")) return base;
@@ -119,7 +119,12 @@ Status ParseLabels(std::string_view* s, int line, std::map<std::string, std::str
 
 std::string SeriesKey(const ExpositionSample& s) {
   std::string k = s.name;
-  for (const auto& [n, v] : s.labels) k += "\x1f" + n + "=" + v;
+  for (const auto& [n, v] : s.labels) {
+    k += '\x1f';
+    k += n;
+    k += '=';
+    k += v;
+  }
   return k;
 }
 

@@ -139,6 +139,12 @@ TEST(ExpositionTest, AcceptsWhatTheFormatAllows) {
 
 // Each text breaks one rule of the format, and is refused.
 TEST(ExpositionTest, RefusesEachBrokenRule) {
+  const char* const kNotAscending =
+      "# TYPE h histogram\nh_bucket{le=\"2\"} 2\nh_bucket{le=\"1\"} 1\n"
+      "h_bucket{le=\"+Inf\"} 2\nh_sum 1\nh_count 2\n";
+  const char* const kCountsFall =
+      "# TYPE h histogram\nh_bucket{le=\"1\"} 2\nh_bucket{le=\"+Inf\"} 1\n"
+      "h_sum 1\nh_count 1\n";
   const char* const kBroken[] = {
       "x 1",                                                                // no final newline
       "1x 1\n",                                                             // bad name
@@ -164,10 +170,8 @@ TEST(ExpositionTest, RefusesEachBrokenRule) {
       "# TYPE h histogram\nh_bucket{le=\"+Inf\"} 1\nh_count 1\n",           // no _sum
       "# TYPE h histogram\nh_bucket{le=\"+Inf\"} 1\nh_sum 1\n",             // no _count
       "# TYPE h histogram\nh_bucket 1\nh_sum 1\nh_count 1\n",               // no le
-      "# TYPE h histogram\nh_bucket{le=\"2\"} 2\nh_bucket{le=\"1\"} 1\n"
-      "h_bucket{le=\"+Inf\"} 2\nh_sum 1\nh_count 2\n",  // not ascending
-      "# TYPE h histogram\nh_bucket{le=\"1\"} 2\nh_bucket{le=\"+Inf\"} 1\n"
-      "h_sum 1\nh_count 1\n",                         // counts fall
+      kNotAscending,
+      kCountsFall,
       "# TYPE s summary\ns 1\ns_sum 1\ns_count 1\n",  // no quantile
   };
   for (const char* text : kBroken) {
