@@ -10,7 +10,7 @@
 #     inserts SATURATION mailbox rows as fast as it can, timed to start just
 #     before the job's next run, and reports the dispatcher's throughput and
 #     commit-to-Kafka latency; beside it the job's progress is sampled from
-#     /metrics (msgx_job_rows_total{job="event-retention"}) every 0.5 s.
+#     /metrics (msgx_job_rows_total{job_name="event-retention"}) every 0.5 s.
 #  2. The processed mark and the proc-state archive against a backlog of
 #     ROWS terminal outcomes whose mailbox rows are unmarked: synthetic
 #     proc_state rows and mailbox rows with negative ids (below capture's
@@ -137,10 +137,10 @@ compaction() {  # label, sent_at age
   psql_own "VACUUM ANALYZE msg_event"
   echo "== compaction: $label ($ROWS SENT events sent $age ago; insert + vacuum $((SECONDS - t0)) s;" \
     "msg_event $(psql_own "SELECT pg_size_pretty(pg_total_relation_size('msg_event'))"))"
-  sample "$WORK/retention.samples" 'msgx_job_rows_total{job="event-retention"}'
+  sample "$WORK/retention.samples" 'msgx_job_rows_total{job_name="event-retention"}'
   # Start inserting about 2 s before the job's next run.
   local next
-  next=$(metric 'msgx_job_next_run_seconds{job="event-retention"}')
+  next=$(metric 'msgx_job_next_run_seconds{job_name="event-retention"}')
   while awk -v n="$next" -v t="$(date +%s.%N)" 'BEGIN {exit !(n - t > 2)}'; do sleep 0.2; done
   local start
   start=$(date +%s.%N)
@@ -180,8 +180,8 @@ psql_own "VACUUM ANALYZE proc_state"
 psql_box "VACUUM ANALYZE cminmsgs"
 echo "== processed mark + archive: $ROWS terminal outcomes, mailbox rows unmarked (setup $((SECONDS - t0)) s)"
 start_msgx MSGX_PIPELINE_BACKFILL_BACKOFF_MS=1s MSGX_PROC_STATE_ARCHIVE_AFTER=1d
-sample "$WORK/jobs.samples" 'msgx_job_rows_total{job="processed-mark"}' \
-  'msgx_job_rows_total{job="proc-state-archive"}'
+sample "$WORK/jobs.samples" 'msgx_job_rows_total{job_name="processed-mark"}' \
+  'msgx_job_rows_total{job_name="proc-state-archive"}'
 deadline=$((SECONDS + 1200))
 until [[ $(psql_own "SELECT count(*) FROM proc_state WHERE msg_id < 0 AND state = 'ARCHIVED'") == "$ROWS" ]] ||
   ((SECONDS > deadline)); do
