@@ -34,5 +34,6 @@ void RegisterStatus(CLI::App& root, const GlobalOptions& global, int* exit_code)
 void RegisterRefold(CLI::App& root, const GlobalOptions& global, int* exit_code);
 void RegisterInspect(CLI::App& root, const GlobalOptions& global, int* exit_code);
 void RegisterBackfill(CLI::App& root, const GlobalOptions& global, int* exit_code);
+void RegisterBench(CLI::App& root, const GlobalOptions& global, int* exit_code);
 
 }  // namespace msgx::app

@@ -35,6 +35,7 @@ int Main(int argc, char** argv) {
   msgx::app::RegisterRefold(root, global, &exit_code);
   msgx::app::RegisterInspect(root, global, &exit_code);
   msgx::app::RegisterBackfill(root, global, &exit_code);
+  msgx::app::RegisterBench(root, global, &exit_code);
 
   try {
     root.parse(argc, argv);

@@ -20,6 +20,8 @@ PACKAGES=(
   # services and outside clients for tests and `msgx dev up`
   postgresql-15 postgresql-client-15 redis-server redis-tools kcat
   tzdata procps util-linux
+  # `msgx bench` draws its charts with gnuplot
+  gnuplot-nox
 )
 
 missing=()
