@@ -94,6 +94,16 @@ void RegisterBench(CLI::App& root, const GlobalOptions& global, int* exit_code) 
       ->capture_default_str()
       ->check(CLI::Range(1.0, 3600.0));
   bench->callback([&global, exit_code, flags, bench] {
+    // Usage first: nothing is started for a bad command line.
+    const std::string steps = !flags->steps.empty() ? flags->steps
+                              : flags->quick        ? "smoke,1k,2k,5k"
+                                                    : "smoke,1k,5k,10k,20k,50k";
+    Result<std::vector<BenchStep>> parsed = ParseSteps(steps);
+    if (!parsed.ok()) {
+      std::cerr << "msgx bench: " << parsed.status().message() << "\n";
+      *exit_code = 2;
+      return;
+    }
     Result<Config> config = LoadAndInit(global);
     if (!config.ok()) {
       *exit_code = 2;
@@ -132,15 +142,6 @@ void RegisterBench(CLI::App& root, const GlobalOptions& global, int* exit_code) 
     }
     BenchOptions o;
     o.out_dir = std::filesystem::absolute(flags->out).string();
-    const std::string steps = !flags->steps.empty() ? flags->steps
-                              : flags->quick        ? "smoke,1k,2k,5k"
-                                                    : "smoke,1k,5k,10k,20k,50k";
-    Result<std::vector<BenchStep>> parsed = ParseSteps(steps);
-    if (!parsed.ok()) {
-      std::cerr << "msgx bench: " << parsed.status().message() << "\n";
-      *exit_code = 2;
-      return;
-    }
     o.steps = *parsed;
     o.open_ended = flags->steps.empty() && !flags->quick;
     o.step_time = std::chrono::duration<double>(
