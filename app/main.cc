@@ -5,6 +5,7 @@
 #include <exception>
 
 #include "app/command.h"
+#include "app/version.h"
 
 namespace {
 
@@ -12,6 +13,10 @@ int Main(int argc, char** argv) {
   CLI::App root{"msgx: event-sourced stream processor for AODB SIS messages"};
   root.require_subcommand(1);
   root.set_help_all_flag("--help-all", "Expand all help");
+  // CLI11 prints the text and exits 0 before it asks for a subcommand.
+  std::string version_text = msgx::app::VersionText();
+  version_text.pop_back();  // CLI11 adds the last newline
+  root.set_version_flag("--version", version_text, "Print the version, fold and schema version");
   // Global options work before or after the subcommand (`msgx run --config
   // F`): subcommands added below inherit this and pass what they do not
   // know to the root.
@@ -36,6 +41,7 @@ int Main(int argc, char** argv) {
   msgx::app::RegisterInspect(root, global, &exit_code);
   msgx::app::RegisterBackfill(root, global, &exit_code);
   msgx::app::RegisterBench(root, global, &exit_code);
+  msgx::app::RegisterVersion(root, global, &exit_code);
 
   try {
     root.parse(argc, argv);
