@@ -11,16 +11,21 @@
 #include <regex>
 #include <sstream>
 
+#include "base/config_reference.h"
+
 extern char** environ;  // NOLINT(readability-redundant-declaration)
 
 namespace msgx {
 namespace {
 
 // One known key: how to parse a text value into Config, and how to show it.
+// `type` and `floor` are the reference's columns (ConfigReference()).
 struct KeySpec {
   std::string key;
   std::function<Status(Config&, const std::string&)> set;
   std::function<std::string(const Config&)> show;
+  std::string type;
+  std::string floor;  // empty: none
 };
 
 Status Bad(const std::string& key, const std::string& value, const std::string& why) {
@@ -163,7 +168,7 @@ std::string Join(const std::vector<std::string>& v) {
 }
 
 // Builders for the common kinds of key.
-KeySpec Text(const std::string& key, std::string Config::*field,
+KeySpec Text(const std::string& key, const std::string& type, std::string Config::*field,
              const std::function<Status(const std::string&, const std::string&)>& check = nullptr) {
   return {key,
           [key, field, check](Config& c, const std::string& v) {
@@ -174,7 +179,7 @@ KeySpec Text(const std::string& key, std::string Config::*field,
             c.*field = v;
             return Status::Ok();
           },
-          [field](const Config& c) { return c.*field; }};
+          [field](const Config& c) { return c.*field; }, type, ""};
 }
 
 KeySpec Duration(const std::string& key, const std::function<Millis&(Config&)>& field,
@@ -190,7 +195,8 @@ KeySpec Duration(const std::string& key, const std::function<Millis&(Config&)>& 
           [field](const Config& c) {
             Config copy = c;
             return ShowDuration(field(copy));
-          }};
+          },
+          "duration", floor.count() > 0 ? ShowDuration(floor) : ""};
 }
 
 template <typename Int>
@@ -206,7 +212,8 @@ KeySpec Integer(const std::string& key, const std::function<Int&(Config&)>& fiel
           [field](const Config& c) {
             Config copy = c;
             return std::to_string(field(copy));
-          }};
+          },
+          "integer", std::to_string(lo) + ".." + std::to_string(hi)};
 }
 
 KeySpec Boolean(const std::string& key, const std::function<bool&(Config&)>& field) {
@@ -220,7 +227,8 @@ KeySpec Boolean(const std::string& key, const std::function<bool&(Config&)>& fie
           [field](const Config& c) {
             Config copy = c;
             return std::string(field(copy) ? "true" : "false");
-          }};
+          },
+          "boolean", ""};
 }
 
 const std::vector<KeySpec>& Keys() {
@@ -229,8 +237,8 @@ const std::vector<KeySpec>& Keys() {
       return CheckUrl(k, v, {"postgresql", "postgres"});
     };
     std::vector<KeySpec> k;
-    k.push_back(Text("mailbox.url", &Config::mailbox_url, pg));
-    k.push_back(Text("mailbox.table", &Config::mailbox_table, CheckIdentifier));
+    k.push_back(Text("mailbox.url", "URL", &Config::mailbox_url, pg));
+    k.push_back(Text("mailbox.table", "SQL identifier", &Config::mailbox_table, CheckIdentifier));
     auto column = [](const std::string& name, std::string MailboxColumns::*f) {
       const std::string key = "mailbox.columns." + name;
       return KeySpec{key,
@@ -239,24 +247,25 @@ const std::vector<KeySpec>& Keys() {
                        if (s.ok()) c.mailbox_columns.*f = v;
                        return s;
                      },
-                     [f](const Config& c) { return c.mailbox_columns.*f; }};
+                     [f](const Config& c) { return c.mailbox_columns.*f; }, "SQL identifier", ""};
     };
     k.push_back(column("id", &MailboxColumns::id));
     k.push_back(column("message", &MailboxColumns::message));
     k.push_back(column("received", &MailboxColumns::received));
     k.push_back(column("processed", &MailboxColumns::processed));
     k.push_back(column("status", &MailboxColumns::status));
-    k.push_back(Text("mailbox.processed-status", &Config::mailbox_processed_status,
+    k.push_back(Text("mailbox.processed-status", "text", &Config::mailbox_processed_status,
                      [](const std::string& key, const std::string& v) {
                        if (v.empty() || v.size() > 20)
                          return Bad(key, v, "must be 1..20 characters");
                        return Status::Ok();
                      }));
-    k.push_back(Text("postgres.url", &Config::postgres_url, pg));
+    k.push_back(Text("postgres.url", "URL", &Config::postgres_url, pg));
     k.push_back(Text(
-        "redis.url", &Config::redis_url,
+        "redis.url", "URL", &Config::redis_url,
         [](const std::string& key, const std::string& v) { return CheckUrl(key, v, {"redis"}); }));
-    k.push_back(Text("kafka.bootstrap-servers", &Config::kafka_bootstrap_servers,
+    k.push_back(Text("kafka.bootstrap-servers", "list of host:port",
+                     &Config::kafka_bootstrap_servers,
                      [](const std::string& key, const std::string& v) {
                        for (const auto& hp : SplitList(v)) {
                          Status s = CheckHostPort(key, hp);
@@ -269,26 +278,26 @@ const std::vector<KeySpec>& Keys() {
       if (!std::regex_match(v, kRe)) return Bad(key, v, "is not a Kafka topic name");
       return Status::Ok();
     };
-    k.push_back(Text("kafka.topics.msg", &Config::topic_msg, topic));
-    k.push_back(Text("kafka.topics.schd", &Config::topic_schd, topic));
-    k.push_back(Text("kafka.topics.ref", &Config::topic_ref, topic));
+    k.push_back(Text("kafka.topics.msg", "topic name", &Config::topic_msg, topic));
+    k.push_back(Text("kafka.topics.schd", "topic name", &Config::topic_schd, topic));
+    k.push_back(Text("kafka.topics.ref", "topic name", &Config::topic_ref, topic));
     auto nonempty = [](const std::string& key, const std::string& v) {
       return v.empty() ? Bad(key, v, "must not be empty") : Status::Ok();
     };
-    k.push_back(Text("state.dir", &Config::state_dir, nonempty));
+    k.push_back(Text("state.dir", "path", &Config::state_dir, nonempty));
     k.push_back(Integer<int>(
         "state.min-free-mb", [](Config& c) -> int& { return c.state_min_free_mb; }, 1, 1'000'000));
-    k.push_back(Text("dev.dir", &Config::dev_dir, nonempty));
-    k.push_back(Text("http.listen", &Config::http_listen, CheckHostPort));
-    k.push_back(
-        Text("log.level", &Config::log_level, [](const std::string& key, const std::string& v) {
-          static const std::vector<std::string> kLevels{"trace", "debug", "info",
-                                                        "warn",  "error", "off"};
-          if (std::find(kLevels.begin(), kLevels.end(), v) == kLevels.end()) {
-            return Bad(key, v, "is not one of trace|debug|info|warn|error|off");
-          }
-          return Status::Ok();
-        }));
+    k.push_back(Text("dev.dir", "path", &Config::dev_dir, nonempty));
+    k.push_back(Text("http.listen", "host:port", &Config::http_listen, CheckHostPort));
+    k.push_back(Text("log.level", "level", &Config::log_level,
+                     [](const std::string& key, const std::string& v) {
+                       static const std::vector<std::string> kLevels{"trace", "debug", "info",
+                                                                     "warn",  "error", "off"};
+                       if (std::find(kLevels.begin(), kLevels.end(), v) == kLevels.end()) {
+                         return Bad(key, v, "is not one of trace|debug|info|warn|error|off");
+                       }
+                       return Status::Ok();
+                     }));
 
     k.push_back(Duration(
         "pipeline.poll-interval", [](Config& c) -> Millis& { return c.pipeline.poll_interval; },
@@ -315,7 +324,8 @@ const std::vector<KeySpec>& Keys() {
                           c.pipeline.backoff = out;
                           return Status::Ok();
                         },
-                        [](const Config& c) { return JoinDurations(c.pipeline.backoff); }});
+                        [](const Config& c) { return JoinDurations(c.pipeline.backoff); },
+                        "list of durations", ""});
     k.push_back(Duration("pipeline.backoff-cap-ms",
                          [](Config& c) -> Millis& { return c.pipeline.backoff_cap; }));
     k.push_back(Duration("pipeline.head-deadline",
@@ -345,7 +355,8 @@ const std::vector<KeySpec>& Keys() {
                           c.schd_max_batch_bytes = *n;
                           return Status::Ok();
                         },
-                        [](const Config& c) { return std::to_string(c.schd_max_batch_bytes); }});
+                        [](const Config& c) { return std::to_string(c.schd_max_batch_bytes); },
+                        "byte size", ""});
     k.push_back(KeySpec{"schd.snapshot-missing-fields",
                         [](Config& c, const std::string& v) {
                           if (v == "keep" || v == "clear") {
@@ -356,7 +367,8 @@ const std::vector<KeySpec>& Keys() {
                         },
                         [](const Config& c) {
                           return std::string(c.schd_snapshot_clear_missing ? "clear" : "keep");
-                        }});
+                        },
+                        "keep or clear", ""});
     k.push_back(Boolean("identity.include-day-boundary",
                         [](Config& c) -> bool& { return c.identity_include_day_boundary; }));
     k.push_back(
@@ -368,7 +380,8 @@ const std::vector<KeySpec>& Keys() {
                           c.codec_max_bytes = *n;
                           return Status::Ok();
                         },
-                        [](const Config& c) { return std::to_string(c.codec_max_bytes); }});
+                        [](const Config& c) { return std::to_string(c.codec_max_bytes); },
+                        "byte size", ""});
     k.push_back(Duration("capture.max-commit-delay",
                          [](Config& c) -> Millis& { return c.capture_max_commit_delay; }));
     k.push_back(Integer<std::int64_t>(
@@ -376,7 +389,7 @@ const std::vector<KeySpec>& Keys() {
         [](Config& c) -> std::int64_t& { return c.capture_start_after_id; }, 0, INT64_MAX));
     k.push_back(Integer<int>(
         "history.keep-days", [](Config& c) -> int& { return c.history_keep_days; }, 0, 36'500));
-    k.push_back(Text("history.sweep-at", &Config::history_sweep_at,
+    k.push_back(Text("history.sweep-at", "HH:MM or off", &Config::history_sweep_at,
                      [](const std::string& key, const std::string& v) {
                        static const std::regex kRe(R"(^([01]\d|2[0-3]):[0-5]\d$)");
                        if (v == "off") return Status::Ok();
@@ -384,7 +397,7 @@ const std::vector<KeySpec>& Keys() {
                        return Status::Ok();
                      }));
     k.push_back(Text(
-        "airport.timezone", &Config::airport_timezone,
+        "airport.timezone", "time zone name", &Config::airport_timezone,
         [](const std::string& key, const std::string& v) {
           static const std::regex kRe(R"(^[A-Za-z][A-Za-z0-9_+\-]*(/[A-Za-z0-9_+\-]+)*$)");
           if (!std::regex_match(v, kRe)) return Bad(key, v, "is not a time zone name");
@@ -396,20 +409,20 @@ const std::vector<KeySpec>& Keys() {
           }
           return Status::Ok();
         }));
-    k.push_back(KeySpec{"ignore.rules",
-                        [](Config& c, const std::string& v) {
-                          static const std::regex kRe(
-                              R"(^[A-Za-z0-9]{1,8}-([A-Za-z0-9]{1,8}|\*)$)");
-                          std::vector<std::string> rules = SplitList(v);
-                          for (const auto& r : rules) {
-                            if (!std::regex_match(r, kRe)) {
-                              return Bad("ignore.rules", r, "is not TYPE-STYP or TYPE-*");
-                            }
-                          }
-                          c.ignore_rules = rules;
-                          return Status::Ok();
-                        },
-                        [](const Config& c) { return Join(c.ignore_rules); }});
+    k.push_back(
+        KeySpec{"ignore.rules",
+                [](Config& c, const std::string& v) {
+                  static const std::regex kRe(R"(^[A-Za-z0-9]{1,8}-([A-Za-z0-9]{1,8}|\*)$)");
+                  std::vector<std::string> rules = SplitList(v);
+                  for (const auto& r : rules) {
+                    if (!std::regex_match(r, kRe)) {
+                      return Bad("ignore.rules", r, "is not TYPE-STYP or TYPE-*");
+                    }
+                  }
+                  c.ignore_rules = rules;
+                  return Status::Ok();
+                },
+                [](const Config& c) { return Join(c.ignore_rules); }, "list of TYPE-STYP", ""});
     return k;
   }();
   return keys;
@@ -534,6 +547,16 @@ Result<Config> LoadConfig(const std::string& path, const EnvMap& env) {
     if (!s.ok()) return Status::Config(s.message() + " (from environment " + name + ")");
   }
   return c;
+}
+
+std::vector<KeyReference> ConfigReference() {
+  const Config defaults;
+  std::vector<KeyReference> out;
+  for (const auto& k : Keys()) out.push_back({k.key, k.type, k.show(defaults), k.floor});
+  out.push_back({std::string(kProducerPrefix) + "*", "librdkafka property", "", ""});
+  std::sort(out.begin(), out.end(),
+            [](const KeyReference& a, const KeyReference& b) { return a.key < b.key; });
+  return out;
 }
 
 std::string DescribeConfig(const Config& config) {
