@@ -46,6 +46,27 @@ void AppendJsonString(std::string_view s, spdlog::memory_buf_t& out) {
   out.push_back('"');
 }
 
+// The level as the configuration spells it (log.level), not spdlog's
+// "warning"; "critical", which msgx does not use, stays spdlog's.
+std::string_view LevelName(spdlog::level::level_enum level) {
+  switch (level) {
+    case spdlog::level::trace:
+      return "trace";
+    case spdlog::level::debug:
+      return "debug";
+    case spdlog::level::info:
+      return "info";
+    case spdlog::level::warn:
+      return "warn";
+    case spdlog::level::err:
+      return "error";
+    default: {
+      const auto name = spdlog::level::to_string_view(level);
+      return {name.data(), name.size()};
+    }
+  }
+}
+
 // One JSON object per line (see log.h).
 class JsonFormatter final : public spdlog::formatter {
  public:
@@ -72,8 +93,7 @@ class JsonFormatter final : public spdlog::formatter {
     dest.append(std::string_view("{\"ts\":\""));
     dest.append(std::string_view(ts.data(), n));
     dest.append(std::string_view("\",\"level\":"));
-    const auto level = spdlog::level::to_string_view(msg.level);
-    AppendJsonString(std::string_view(level.data(), level.size()), dest);
+    AppendJsonString(LevelName(msg.level), dest);
     dest.append(std::string_view(",\"component\":"));
     AppendJsonString(std::string_view(msg.logger_name.data(), msg.logger_name.size()), dest);
     dest.append(std::string_view(",\"msg\":"));

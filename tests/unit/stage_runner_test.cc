@@ -10,6 +10,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "base/log.h"
+
 namespace msgx {
 namespace {
 
@@ -181,6 +183,43 @@ TEST_F(StageRunnerTest, AnExceptionOutOfAStepIsABug) {
   runner->Run("fold");
   EXPECT_EQ(runner->ExitStatus(), 1);
   EXPECT_EQ(Entry(runner->Health(), "fold").reason, "exception: boom");
+}
+
+// Every bug-class stop logs the line docs/operations.md#logs promises, at
+// error level, from the stage's component:
+//   ALARM: <stage> stopped: <reason>
+TEST_F(StageRunnerTest, EveryBugClassStopLogsTheAlarmLine) {
+  struct Failing final : Stage {
+    StepOutcome Step() override { return StepOutcome::Failed("digest mismatch at 7"); }
+  };
+  struct Throwing final : Stage {
+    StepOutcome Step() override { throw std::runtime_error("boom"); }
+  };
+  struct ThrowingAnything final : Stage {
+    StepOutcome Step() override { throw 7; }
+  };
+  const std::vector<std::pair<std::string, std::string>> want{{"applier", "digest mismatch at 7"},
+                                                              {"fold", "exception: boom"},
+                                                              {"mirror", "unknown exception"}};
+  ASSERT_TRUE(InitLogging("info").ok());
+  ::testing::internal::CaptureStderr();
+  auto runner = MakeRunner();
+  runner->Add("applier", std::make_unique<Failing>(), Policy(), true);
+  runner->Add("fold", std::make_unique<Throwing>(), Policy(), true);
+  runner->Add("mirror", std::make_unique<ThrowingAnything>(), Policy(), true);
+  for (const auto& [stage, reason] : want) runner->Run(stage);
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  for (const auto& [stage, reason] : want) {
+    std::string line = "\"level\":\"error\",\"component\":\"";
+    line += stage;
+    line += "\",\"msg\":\"ALARM: ";
+    line += stage;
+    line += " stopped: ";
+    line += reason;
+    line += "\"}";
+    EXPECT_NE(log.find(line), std::string::npos) << line << " not in\n" << log;
+  }
+  EXPECT_EQ(runner->ExitStatus(), 1);
 }
 
 TEST_F(StageRunnerTest, WaitUntilWakesAtThatTime) {
