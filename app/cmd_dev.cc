@@ -19,6 +19,7 @@
 #include <iostream>
 
 #include "app/command.h"
+#include "app/data_dir.h"
 #include "app/setup.h"
 #include "tools/corpus_loader.h"
 #include "tools/dev_kafka.h"
@@ -33,8 +34,9 @@ std::string SelfExe() {
   return ec ? std::string("msgx") : p.string();
 }
 
-// The corpus in the source tree, tests/corpus/sis (tools/CMakeLists.txt).
-std::string DefaultCorpus() { return MSGX_DEFAULT_CORPUS_DIR; }
+// The installed share/msgx/corpus, else the source tree's tests/corpus/sis
+// (tools/CMakeLists.txt; app/data_dir.h).
+std::string DefaultCorpus() { return DataDir("corpus", MSGX_DEFAULT_CORPUS_DIR); }
 
 struct DevFlags {
   int pg_port = 0;

@@ -1,5 +1,6 @@
 // `msgx migrate [--migrations-dir DIR]`: applies the migration files to the
 // own PostgreSQL database (postgres.url); idempotent (migrations/migrator.h).
+// DIR defaults to the installed share/msgx/migrations (app/data_dir.h).
 // Exit 0 when the database is up to date, 1 when a file's SQL failed or
 // PostgreSQL is unreachable, 2 for configuration errors (no postgres.url, a
 // postgres.url equal to mailbox.url, a changed or missing applied file).
@@ -7,6 +8,7 @@
 #include <iostream>
 
 #include "app/command.h"
+#include "app/data_dir.h"
 #include "app/setup.h"
 #include "migrations/migrator.h"
 
@@ -14,7 +16,7 @@ namespace msgx::app {
 
 void RegisterMigrate(CLI::App& root, const GlobalOptions& global, int* exit_code) {
   CLI::App* cmd = root.add_subcommand("migrate", "Apply migrations to the own PostgreSQL database");
-  auto dir = std::make_shared<std::string>(MSGX_DEFAULT_MIGRATIONS_DIR);
+  auto dir = std::make_shared<std::string>(DataDir("migrations", MSGX_DEFAULT_MIGRATIONS_DIR));
   cmd->add_option("--migrations-dir", *dir, "Directory of V<n>__<name>.sql files")
       ->capture_default_str();
   cmd->callback([&global, exit_code, dir] {

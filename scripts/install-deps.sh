@@ -17,6 +17,7 @@ PACKAGES=(
   # metrics: prometheus-cpp's core behind GET /metrics; the prometheus
   # package only for its promtool, which tests the exposition and the rules
   prometheus-cpp-dev prometheus
+  libsystemd-dev
   # services and outside clients for tests and `msgx dev up`
   postgresql-15 postgresql-client-15 redis-server redis-tools kcat
   tzdata procps util-linux

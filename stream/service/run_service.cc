@@ -7,6 +7,7 @@
 #include "base/backoff.h"
 #include "base/file_lock.h"
 #include "base/log.h"
+#include "base/service_notify.h"
 #include "base/stopper.h"
 #include "codecs/sis_decoder.h"
 #include "codecs/time_zone.h"
@@ -212,6 +213,10 @@ int RunService(const Config& config) {
     lg->error("{}", http.status().ToString());
     return 2;
   }
+  // The unit is Type=notify: ready once HTTP serves, so waiting for the
+  // state.dir lock, leadership or a rebuild is not cut by the start timeout.
+  NotifyReady();
+  NotifyStatus("http on port " + std::to_string((*http)->port()) + ", starting");
 
   std::error_code ec;
   fs::create_directories(config.state_dir, ec);
@@ -403,6 +408,7 @@ int RunService(const Config& config) {
 
   lg->info("msgx run: log {} at offset {}, applied {}, http on port {}", log_store->log_uuid(),
            log_store->next_offset(), fold.applied_offset(), (*http)->port());
+  NotifyStatus("running: http on port " + std::to_string((*http)->port()));
 
   // The leadership keeper, every stage on its thread, the fold on this one.
   // A foreign log found later (PostgreSQL was down at start-up) stops the
@@ -425,6 +431,7 @@ int RunService(const Config& config) {
   // The fold returns when the service stops, or when it failed; the other
   // stages go on until SIGTERM.
   while (!stopper.stopped()) stopper.WaitFor(std::chrono::milliseconds(60'000));
+  NotifyStopping();
   runner.Stop();
   if (keeper_thread.joinable()) keeper_thread.join();
   http->reset();  // before the runner and the keeper it reads go away

@@ -1,0 +1,19 @@
+// Tells the service manager where msgx run is, through sd_notify(3) from
+// libsystemd (the unit is Type=notify, docs/operations.md#install):
+//   NotifyReady()    READY=1, once HTTP serves: a standby or a long rebuild
+//                    then is no longer subject to the start timeout;
+//   NotifyStopping() STOPPING=1, when a stop (SIGTERM) begins;
+//   NotifyStatus(t)  STATUS=t, a line `systemctl status` shows.
+// Not under systemd (no NOTIFY_SOCKET), each is a no-op. Returns whether the
+// manager was told. Thread-safe.
+#pragma once
+
+#include <string_view>
+
+namespace msgx {
+
+bool NotifyReady();
+bool NotifyStopping();
+bool NotifyStatus(std::string_view text);
+
+}  // namespace msgx
