@@ -35,6 +35,7 @@ void RegisterRefold(CLI::App& root, const GlobalOptions& global, int* exit_code)
 void RegisterInspect(CLI::App& root, const GlobalOptions& global, int* exit_code);
 void RegisterBackfill(CLI::App& root, const GlobalOptions& global, int* exit_code);
 void RegisterBench(CLI::App& root, const GlobalOptions& global, int* exit_code);
+void RegisterBackup(CLI::App& root, const GlobalOptions& global, int* exit_code);
 void RegisterVersion(CLI::App& root, const GlobalOptions& global, int* exit_code);
 
 }  // namespace msgx::app

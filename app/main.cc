@@ -41,6 +41,7 @@ int Main(int argc, char** argv) {
   msgx::app::RegisterInspect(root, global, &exit_code);
   msgx::app::RegisterBackfill(root, global, &exit_code);
   msgx::app::RegisterBench(root, global, &exit_code);
+  msgx::app::RegisterBackup(root, global, &exit_code);
   msgx::app::RegisterVersion(root, global, &exit_code);
 
   try {

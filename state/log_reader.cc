@@ -1,5 +1,7 @@
 #include "state/log_reader.h"
 
+#include <rocksdb/write_batch.h>
+
 #include <filesystem>
 #include <system_error>
 
@@ -61,6 +63,45 @@ std::unique_ptr<LogIterator> LogReader::NewIterator(std::uint64_t from, std::uin
 
 Status LogReader::Read(std::uint64_t from, std::size_t max, std::vector<LogEntry>* out) const {
   return ReadLog(db_.get(), from, max, out);
+}
+
+Result<std::uint64_t> LogReader::CopyTo(const std::string& dest) const {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(dest, ec)) return Status::Config("backup: " + dest + " exists");
+  const std::string partial = dest + ".partial";
+  fs::remove_all(partial, ec);
+  rocksdb::Options o = LogStoreOptions();
+  o.create_if_missing = true;
+  o.error_if_exists = true;
+  rocksdb::DB* raw = nullptr;
+  rocksdb::Status s = rocksdb::DB::Open(o, partial, &raw);
+  if (!s.ok()) return log_layout::FromRocks(s, "create " + partial);
+  std::unique_ptr<rocksdb::DB> out(raw);
+  // One iterator: the secondary's view as of the last CatchUp(), every key.
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
+  rocksdb::WriteBatch batch;
+  std::uint64_t keys = 0;
+  rocksdb::WriteOptions wo;
+  wo.disableWAL = true;  // flushed below, before the copy counts as done
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    batch.Put(it->key(), it->value());
+    ++keys;
+    if (batch.GetDataSize() >= (4u << 20)) {
+      s = out->Write(wo, &batch);
+      if (!s.ok()) return log_layout::FromRocks(s, "write " + partial);
+      batch.Clear();
+    }
+  }
+  if (!it->status().ok()) return log_layout::FromRocks(it->status(), "read the log");
+  s = out->Write(wo, &batch);
+  if (s.ok()) s = out->Flush(rocksdb::FlushOptions());
+  if (s.ok()) s = out->Close();
+  if (!s.ok()) return log_layout::FromRocks(s, "write " + partial);
+  out.reset();
+  fs::rename(partial, dest, ec);
+  if (ec) return Status::Infra("rename " + partial + " to " + dest + ": " + ec.message());
+  return keys;
 }
 
 }  // namespace msgx

@@ -53,6 +53,14 @@ class LogReader {
       std::uint64_t from, std::uint64_t to = std::numeric_limits<std::uint64_t>::max()) const;
   Status Read(std::uint64_t from, std::size_t max, std::vector<LogEntry>* out) const;
 
+  // Copies the log as of the last CatchUp() (or open) into a new RocksDB at
+  // `dest`, key by key, with the log's own options, flushed to its files
+  // before it is renamed from `dest`.partial to `dest`; `dest` is then a log
+  // LogStore::Open opens (the same log_uuid, records and metadata). kConfig
+  // when `dest` exists. Returns the number of keys copied
+  // (docs/operations.md#backup-and-restore).
+  Result<std::uint64_t> CopyTo(const std::string& dest) const;
+
  private:
   explicit LogReader(std::unique_ptr<rocksdb::DB> db);
   Status Reload();
