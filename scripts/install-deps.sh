@@ -9,7 +9,7 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config ccache clang libclang-rt-14-dev
   clang-format clang-tidy
   # libraries (the stack)
-  librdkafka-dev librocksdb-dev libpqxx-dev libhiredis-dev
+  librdkafka-dev librocksdb-dev libpqxx-dev libmariadb-dev libhiredis-dev
   libflatbuffers-dev flatbuffers-compiler libsimdjson-dev libpugixml-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libcpp-httplib-dev libcli11-dev libspdlog-dev libfmt-dev libyaml-cpp-dev rapidjson-dev
@@ -19,7 +19,7 @@ PACKAGES=(
   prometheus-cpp-dev prometheus
   libsystemd-dev
   # services and outside clients for tests and `msgx dev up`
-  postgresql-15 postgresql-client-15 redis-server redis-tools kcat
+  postgresql-15 postgresql-client-15 mariadb-server mariadb-client redis-server redis-tools kcat
   tzdata procps util-linux
   # `msgx bench` draws its charts with gnuplot
   gnuplot-nox
@@ -38,5 +38,5 @@ if [[ $(id -u) -ne 0 ]]; then SUDO=sudo; fi
 echo "install-deps: installing ${missing[*]}"
 $SUDO apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
-# Debian creates and starts a default cluster, a redis and a prometheus
-# service on install; msgx never uses them (tests and `msgx dev up` run their own on free ports).
+# Debian creates and starts a default cluster, MariaDB, redis and prometheus
+# services on install; msgx never uses them (tests and `msgx dev up` run their own on free ports).
