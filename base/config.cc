@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "base/config_reference.h"
+#include "base/mariadb_url.h"
 
 extern char** environ;  // NOLINT(readability-redundant-declaration)
 
@@ -236,8 +237,14 @@ const std::vector<KeySpec>& Keys() {
     auto pg = [](const std::string& k, const std::string& v) {
       return CheckUrl(k, v, {"postgresql", "postgres"});
     };
+    // The mailbox may be PostgreSQL or MariaDB/MySQL (base/mariadb_url.h).
+    auto mailbox_url = [pg](const std::string& k, const std::string& v) {
+      if (!IsMariaDbUrl(v)) return CheckUrl(k, v, {"postgresql", "postgres", "mysql", "mariadb"});
+      auto u = ParseMariaDbUrl(v);
+      return u.ok() ? Status::Ok() : Status::Config(k + ": " + u.status().message());
+    };
     std::vector<KeySpec> k;
-    k.push_back(Text("mailbox.url", "URL", &Config::mailbox_url, pg));
+    k.push_back(Text("mailbox.url", "URL", &Config::mailbox_url, mailbox_url));
     k.push_back(Text("mailbox.table", "SQL identifier", &Config::mailbox_table, CheckIdentifier));
     auto column = [](const std::string& name, std::string MailboxColumns::*f) {
       const std::string key = "mailbox.columns." + name;

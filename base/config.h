@@ -58,7 +58,7 @@ struct PipelineConfig {
 
 struct Config {
   // Where things are.
-  std::string mailbox_url;  // postgresql://… of the mailbox database
+  std::string mailbox_url;  // postgresql://…, mysql://… or mariadb://… of the mailbox database
   std::string mailbox_table = "cminmsgs";
   MailboxColumns mailbox_columns;
   std::string mailbox_processed_status = "PROCESSED";

@@ -123,26 +123,51 @@ Status Capture::RecheckSkipped(CaptureProgress* next, std::vector<LogRecordData>
   return Status::Ok();
 }
 
+Result<Capture::GapDecision> Capture::Probe(std::int64_t first, std::int64_t last,
+                                            GapDecision unsupported) {
+  auto probe = mailbox_->ProbeGap(IdRange{first, last});
+  if (!probe.ok()) return probe.status();
+  switch (*probe) {
+    case GapProbe::kFree:
+      return GapDecision::kSkipEnded;
+    case GapProbe::kCommitted:
+      return GapDecision::kReread;
+    case GapProbe::kHeld:
+      return GapDecision::kWait;
+    case GapProbe::kUnsupported:
+      break;
+  }
+  return unsupported;
+}
+
 Result<Capture::GapDecision> Capture::DecideGap(std::int64_t first, std::int64_t last,
                                                 bool ended_before_read) {
   const std::int64_t now = clock_->MonotonicMicros();
   const std::int64_t delay =
       std::chrono::duration_cast<std::chrono::microseconds>(options_.max_commit_delay).count();
   if (gap_ && gap_->first == first) {
-    if (ended_before_read) return GapDecision::kSkipEnded;
-    if (now - gap_->seen_at >= delay) return GapDecision::kSkipDelay;
-    return GapDecision::kWait;
+    Result<GapDecision> d = GapDecision::kWait;
+    if (ended_before_read) {
+      d = Probe(first, last, GapDecision::kSkipEnded);
+    } else if (!gap_->by_transactions) {
+      d = Probe(first, last, GapDecision::kWait);
+    }
+    if (d.ok() && *d == GapDecision::kWait && now - gap_->seen_at >= delay) {
+      return GapDecision::kSkipDelay;
+    }
+    return d;
   }
 
   // A new gap: remember who is in progress now. The holder of a missing id
   // took it before the read that showed the gap, so it is among them, or
   // had already ended (then the re-read below decides), or had no
   // transaction id yet (then the late-row path catches it).
-  gap_ = Gap{first, now, {}};
+  gap_ = Gap{first, now, {}, false};
   Logger("capture")->info(
       "{}", WithTrace(std::to_string(first), "gap at mailbox ids " + RangeText(first, last)));
   if (delay <= 0) return GapDecision::kSkipDelay;
-  if (!mailbox_->SupportsTransactionStatus()) return GapDecision::kWait;
+  if (!mailbox_->SupportsTransactionStatus()) return Probe(first, last, GapDecision::kWait);
+  gap_->by_transactions = true;
   auto xip = mailbox_->InProgressTransactions();
   if (!xip.ok()) return xip.status();
   gap_->in_progress = std::move(xip).value();
@@ -154,7 +179,8 @@ Result<Capture::GapDecision> Capture::DecideGap(std::int64_t first, std::int64_t
   const IdRange range{first, last};
   Status s = mailbox_->ReadRanges(std::span<const IdRange>(&range, 1), 1, &again);
   if (!s.ok()) return s;
-  return again.empty() ? GapDecision::kSkipEnded : GapDecision::kReread;
+  if (!again.empty()) return GapDecision::kReread;
+  return Probe(first, last, GapDecision::kSkipEnded);
 }
 
 Result<std::int64_t> Capture::Backlog() {
@@ -185,7 +211,7 @@ Result<PollOutcome> Capture::Poll() {
   // For a gap already waited at, ask about its transactions BEFORE reading:
   // if they had all ended and the read still shows the gap, it is permanent.
   bool ended_before_read = false;
-  if (gap_ && gap_->first == next.watermark + 1 && mailbox_->SupportsTransactionStatus()) {
+  if (gap_ && gap_->first == next.watermark + 1 && gap_->by_transactions) {
     auto ended = mailbox_->AllEnded(gap_->in_progress);
     if (!ended.ok()) return ended.status();
     ended_before_read = *ended;
@@ -227,7 +253,9 @@ Result<PollOutcome> Capture::Poll() {
           "{}", WithTrace(std::to_string(first),
                           "skipped mailbox ids " + RangeText(first, last) +
                               (reason == SkipReason::kTransactionsEnded
-                                   ? ": every transaction in progress at the gap has ended"
+                                   ? (mailbox_->SupportsTransactionStatus()
+                                          ? ": every transaction in progress at the gap has ended"
+                                          : ": no transaction holds them (gap probe)")
                                    : ": capture.max-commit-delay passed")));
       gap_.reset();
     }

@@ -8,6 +8,12 @@
 //     (Mailbox::InProgressTransactions). Once all of them have ended, and
 //     the ids are still missing on a read made after that check, the gap is
 //     permanent (a rollback) and is skipped at once.
+//   - A mailbox without transaction status but with a gap probe (MariaDB
+//     without PROCESS, Mailbox::ProbeGap) is probed at every poll that
+//     shows the gap: held -> wait, a committed row -> read again, free (no
+//     row, committed or not) -> skipped at once. With transaction status
+//     too (MariaDB with PROCESS), a gap whose transactions have ended is
+//     also probed before it is skipped.
 //   - capture.max-commit-delay, measured on the injected Clock's monotonic
 //     reading, bounds every wait (an idle transaction elsewhere, a source
 //     without transaction status, an id taken before its transaction had an
@@ -97,8 +103,13 @@ class Capture {
     std::int64_t first = 0;
     std::int64_t seen_at = 0;  // Clock::MonotonicMicros()
     TransactionIds in_progress;
+    bool by_transactions = false;  // the rule this gap started with
   };
   enum class GapDecision { kWait, kSkipEnded, kSkipDelay, kReread };
+  // The gap probe's decision about [first, last] (Mailbox::ProbeGap):
+  // free -> skip, committed -> re-read, held -> wait; a mailbox without a
+  // probe -> `unsupported`.
+  Result<GapDecision> Probe(std::int64_t first, std::int64_t last, GapDecision unsupported);
 
   Capture(LogStore* log, Mailbox* mailbox, Clock* clock, CaptureOptions options,
           CaptureProgress progress);

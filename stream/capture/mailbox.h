@@ -36,8 +36,17 @@ struct IdRange {
   std::int64_t last = 0;
 };
 
-// Transaction ids (PostgreSQL xid8) that were in progress at one moment.
+// Transaction ids (PostgreSQL xid8, InnoDB trx_id) in progress at one moment.
 using TransactionIds = std::vector<std::uint64_t>;
+
+// What a probe of a gap's ids found (Mailbox::ProbeGap,
+// docs/capture.md#the-gap-probe).
+enum class GapProbe {
+  kUnsupported,  // this mailbox has no probe: capture.max-commit-delay alone
+  kHeld,         // an uncommitted insert holds a row of the range: wait
+  kCommitted,    // a committed row of the range exists now: read again
+  kFree,         // no row of the range exists, committed or not: skip
+};
 
 class Mailbox {
  public:
@@ -50,10 +59,20 @@ class Mailbox {
   virtual Status ReadRanges(std::span<const IdRange> ranges, int limit,
                             std::vector<MailboxRow>* out) = 0;
 
-  // Whether InProgressTransactions/AllEnded work (PostgreSQL: yes; a source
-  // without transaction status: no, and capture relies on
-  // capture.max-commit-delay alone).
+  // Whether InProgressTransactions/AllEnded work (PostgreSQL: yes; MariaDB:
+  // when the account has PROCESS; otherwise capture asks ProbeGap, and
+  // capture.max-commit-delay bounds every wait). May change from false to
+  // true once (MariaDB learns its privileges at the first connection);
+  // capture remembers per gap which rule it started with.
   virtual bool SupportsTransactionStatus() const = 0;
+
+  // Probes whether ids in `range` are held by an uncommitted insert, with a
+  // read that never waits for a lock. Called when !SupportsTransactionStatus(),
+  // after a read that showed the gap. Default: kUnsupported.
+  virtual Result<GapProbe> ProbeGap(const IdRange& range) {
+    (void)range;
+    return GapProbe::kUnsupported;
+  }
 
   // The transactions in progress now, cluster-wide (pg_current_snapshot()'s
   // xip list). REQUIRES: SupportsTransactionStatus().

@@ -22,4 +22,21 @@ CREATE TABLE IF NOT EXISTS cminmsgs (
 );
 )sql";
 
+// The same shape on MariaDB/MySQL (InnoDB): the message as LONGTEXT in
+// utf8mb4, times as DATETIME(6) (docs/operations.md#running-against-mariadbmysql).
+inline constexpr const char* kLocalMariaDbMailboxDdl = R"sql(
+CREATE TABLE IF NOT EXISTS cminmsgs (
+  cminmsgs_id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
+  cminmsgs_clob_msg LONGTEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+  cminmsgs_date_received DATETIME(6) NULL,
+  cminmsgs_date_processed DATETIME(6) NULL,
+  cminmsgs_subsystem_name VARCHAR(4) NULL,
+  cminmsgs_subsystem_sequence INT NULL,
+  cminmsgs_subsystem_date_sent DATETIME(6) NULL,
+  cminmsgs_subsystem_subtype VARCHAR(4) NULL,
+  cminmsgs_subsystem_type VARCHAR(4) NULL,
+  cminmsgs_status VARCHAR(20) NULL
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+)sql";
+
 }  // namespace msgx

@@ -4,7 +4,8 @@
 // mailbox (docs/capture.md#the-mailbox-is-not-ours): the processed column
 // and the status column of rows msgx has finished with, and only where the
 // processed column is still NULL. An adapter per database type implements it
-// (PgMailboxMarks for PostgreSQL).
+// (PgMailboxMarks for PostgreSQL, MariaDbMailboxMarks for MariaDB/MySQL;
+// MakeMailboxMarks picks by mailbox.url).
 //
 // Contract for implementations:
 //   - MarkFromNull writes `processed` and `status` on exactly the asked rows
@@ -21,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -62,5 +64,11 @@ class MailboxMarks {
   virtual Status MarkFromNull(std::span<const MarkRequest> rows, const std::string& status,
                               std::vector<MailboxMarkSeen>* out) = 0;
 };
+
+// The adapter mailbox.url's scheme names: PgMailboxMarks for postgresql://,
+// MariaDbMailboxMarks for mysql:// and mariadb://; kConfig for a URL that
+// does not parse.
+struct Config;
+Result<std::unique_ptr<MailboxMarks>> MakeMailboxMarks(const Config& config);
 
 }  // namespace msgx

@@ -9,7 +9,7 @@
 #include "base/metrics.h"
 #include "stream/jobs/daily_sweep.h"
 #include "stream/jobs/event_retention.h"
-#include "stream/jobs/pg_mailbox_marks.h"
+#include "stream/jobs/mailbox_marks.h"
 #include "stream/jobs/proc_state_archive.h"
 #include "stream/jobs/processed_mark.h"
 #include "stream/pg/pg_session.h"
@@ -144,9 +144,9 @@ std::unique_ptr<Stage> ProcStateArchiveStage(const JobDeps& d) {
 // runner backs off by ProcessedMarkPolicy; the next attempt counts again.
 class ProcessedMarkStage final : public Stage {
  public:
-  explicit ProcessedMarkStage(const JobDeps& d)
+  ProcessedMarkStage(const JobDeps& d, std::unique_ptr<MailboxMarks> marks)
       : pg_(d.config->postgres_url),
-        mailbox_(PgMailboxMarks::FromConfig(*d.config)),
+        mailbox_(std::move(marks)),
         job_(&pg_, mailbox_.get(), d.clock, Options(d)),
         leader_(d.leader),
         clock_(d.clock),
@@ -214,7 +214,7 @@ class ProcessedMarkStage final : public Stage {
   }
 
   PgSession pg_;
-  std::unique_ptr<PgMailboxMarks> mailbox_;
+  std::unique_ptr<MailboxMarks> mailbox_;
   ProcessedMark job_;
   LeadershipKeeper* leader_;
   const Clock* clock_;
@@ -291,7 +291,10 @@ Status AddJobStages(const JobDeps& deps, StageRunner* runner) {
   archive.idle_wait = RunEvery(deps.config->proc_state_archive_after);
   runner->Add(kProcStateArchiveStage, ProcStateArchiveStage(deps), archive);
   if (!deps.config->mailbox_url.empty()) {
-    runner->Add(kProcessedMarkStage, std::make_unique<ProcessedMarkStage>(deps),
+    auto marks = MakeMailboxMarks(*deps.config);
+    if (!marks.ok()) return marks.status();
+    runner->Add(kProcessedMarkStage,
+                std::make_unique<ProcessedMarkStage>(deps, std::move(marks).value()),
                 ProcessedMarkPolicy(*deps.config));
   }
   if (deps.config->history_sweep_at == "off") return Status::Ok();

@@ -7,6 +7,7 @@
 #include "base/backoff.h"
 #include "base/file_lock.h"
 #include "base/log.h"
+#include "base/mariadb_url.h"
 #include "base/service_notify.h"
 #include "base/stopper.h"
 #include "codecs/sis_decoder.h"
@@ -16,8 +17,8 @@
 #include "state/state_store.h"
 #include "stream/capture/capture.h"
 #include "stream/capture/command_intake.h"
+#include "stream/capture/mailbox_factory.h"
 #include "stream/capture/mailbox_ingest.h"
-#include "stream/capture/pg_mailbox.h"
 #include "stream/fold/crash_guard.h"
 #include "stream/fold/crash_poison.h"
 #include "stream/fold/fold.h"
@@ -168,7 +169,9 @@ int RunService(const Config& config) {
   // what start-up waits for (the state.dir lock, leadership, PostgreSQL).
   Startup startup;
   std::unique_ptr<MailboxIngest> ingest;
-  if (!config.mailbox_url.empty()) {
+  if (IsMariaDbUrl(config.mailbox_url)) {
+    lg->warn("POST /cminmsgs/send is not built for a MariaDB/MySQL mailbox yet: refused");
+  } else if (!config.mailbox_url.empty()) {
     ingest = std::make_unique<MailboxIngest>(config, &sis_decoder, clock);
   }
   auto live = [&startup] {
@@ -335,13 +338,17 @@ int RunService(const Config& config) {
     fetcher_view = fetcher.get();
   }
 
-  std::unique_ptr<PgMailbox> mailbox;
+  std::unique_ptr<Mailbox> mailbox;
   std::unique_ptr<Capture> capture;
   if (config.mailbox_url.empty()) {
     lg->warn("mailbox.url is not configured: nothing is captured");
   } else {
-    mailbox = std::make_unique<PgMailbox>(config.mailbox_url, config.mailbox_table,
-                                          config.mailbox_columns);
+    auto made = MakeMailbox(config);
+    if (!made.ok()) {
+      lg->error("mailbox: {}", made.status().ToString());
+      return 1;
+    }
+    mailbox = std::move(made).value();
     auto c = Capture::Create(log_store, mailbox.get(), clock, CaptureOptions::FromConfig(config));
     if (!c.ok()) {
       lg->error("capture: {}", c.status().ToString());

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <utility>
 
+#include "base/mariadb_url.h"
 #include "state/log_reader.h"
 #include "state/log_record.h"
 #include "state/redis_client.h"
@@ -58,6 +59,9 @@ class Builder {
 
 void ReadMailbox(const Config& c, Builder* b) {
   if (c.mailbox_url.empty()) return b->Missing("mailbox", "mailbox.url not set");
+  if (IsMariaDbUrl(c.mailbox_url)) {
+    return b->Missing("mailbox", "not built for a MariaDB/MySQL mailbox yet");
+  }
   PgSession pg(c.mailbox_url);
   std::int64_t max_id = 0;
   Status s = pg.Run([&](pqxx::dbtransaction& tx) {

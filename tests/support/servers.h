@@ -8,6 +8,10 @@
 // PostgreSQL runs as the `postgres` user when the process is root (initdb
 // refuses root); its data directory lives under /tmp and is chowned.
 //
+// MariaDB runs as the `mysql` user when the process is root (mariadbd
+// refuses root), with real grants (no --skip-grant-tables): tests create
+// least-privilege accounts.
+//
 // Thread-safety: not thread-safe; one test thread drives a server.
 #pragma once
 
@@ -43,6 +47,36 @@ class PgServer {
  private:
   struct Impl;
   explicit PgServer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+class MariaDbServer {
+ public:
+  // mariadb-install-db into a temp dir + mariadbd as a child on a free
+  // 127.0.0.1 port (unix socket in the temp dir, max_allowed_packet 64 MiB,
+  // utf8mb4 by default). An account msgx@'%' (password msgx) has every
+  // privilege; root is reachable through the socket only.
+  static std::unique_ptr<MariaDbServer> Start();
+  ~MariaDbServer();
+  MariaDbServer(const MariaDbServer&) = delete;
+  MariaDbServer& operator=(const MariaDbServer&) = delete;
+
+  int port() const;
+  std::string socket() const;
+  // mysql://<user>:<password>@127.0.0.1:<port>/<db>
+  std::string Url(const std::string& db, const std::string& user = "msgx",
+                  const std::string& password = "msgx") const;
+  // Runs SQL as root through the `mariadb` client (batch mode, tab-separated,
+  // no column names); returns stdout, fails the test on error. For fixtures
+  // only; code under test uses libmariadb.
+  std::string Sql(const std::string& db, const std::string& sql);
+  // Stops (SIGTERM, a clean shutdown) / starts again on the same port and data.
+  void Stop();
+  void Restart();
+
+ private:
+  struct Impl;
+  explicit MariaDbServer(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
 

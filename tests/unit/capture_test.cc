@@ -24,7 +24,12 @@ class FakeMailbox final : public Mailbox {
   void Begin(std::uint64_t xid) { running_.insert(xid); }
   void End(std::uint64_t xid) { running_.erase(xid); }
   void SetSupportsStatus(bool s) { supports_ = s; }
+  // The gap probe (MariaDB's locking read): off = kUnsupported.
+  void SetProbe(bool p) { probe_ = p; }
+  void Hold(std::int64_t id) { held_.insert(id); }
+  void Release(std::int64_t id) { held_.erase(id); }
   int reads = 0;
+  int probes = 0;
 
   Status ReadAfter(std::int64_t after, int limit, std::vector<MailboxRow>* out) override {
     ++reads;
@@ -54,6 +59,15 @@ class FakeMailbox final : public Mailbox {
     }
     return true;
   }
+  Result<GapProbe> ProbeGap(const IdRange& range) override {
+    if (!probe_) return GapProbe::kUnsupported;
+    ++probes;
+    for (std::int64_t id = range.first; id <= range.last; ++id) {
+      if (held_.contains(id)) return GapProbe::kHeld;
+      if (rows_.contains(id)) return GapProbe::kCommitted;
+    }
+    return GapProbe::kFree;
+  }
   // The server's clock: the test's clock plus `server_ahead`.
   const Clock* clock = nullptr;
   MicrosSinceEpoch server_ahead = 0;
@@ -67,7 +81,9 @@ class FakeMailbox final : public Mailbox {
  private:
   std::map<std::int64_t, std::string> rows_;
   std::set<std::uint64_t> running_;
+  std::set<std::int64_t> held_;
   bool supports_ = true;
+  bool probe_ = false;
 };
 
 class CaptureTest : public ::testing::Test {
@@ -310,6 +326,113 @@ TEST_F(CaptureTest, StartAfterIdAppliesOnTheFirstStartOnly) {
   mailbox_.Commit(13);
   Poll();
   EXPECT_EQ(LogIds(), (Ids{11, 12, 13}));
+}
+
+}  // namespace
+}  // namespace msgx
+
+namespace msgx {
+namespace {
+
+// The gap probe (MariaDB without PROCESS, docs/capture.md#the-gap-rule-on-mariadb).
+class CaptureProbeTest : public CaptureTest {
+ protected:
+  void SetUp() override {
+    CaptureTest::SetUp();
+    mailbox_.SetSupportsStatus(false);
+    mailbox_.SetProbe(true);
+  }
+};
+
+TEST_F(CaptureProbeTest, AHeldIdIsWaitedForAndCapturedInOrderWhenItCommits) {
+  mailbox_.Commit(1);
+  mailbox_.Hold(2);
+  mailbox_.Commit(3);
+  EXPECT_EQ(Poll().waiting_at, std::optional<std::int64_t>(2));
+  clock_.Advance(minutes(1));
+  EXPECT_EQ(Poll().waiting_at, std::optional<std::int64_t>(2));
+  mailbox_.Commit(2);
+  mailbox_.Release(2);
+  PollOutcome b = Poll();
+  EXPECT_EQ(b.appended, 2);
+  EXPECT_EQ(LogIds(), (Ids{1, 2, 3}));
+  EXPECT_TRUE(log_->capture_progress()->skipped.empty());
+}
+
+TEST_F(CaptureProbeTest, AFreeIdIsSkippedInTheSamePoll) {
+  mailbox_.Commit(1);
+  mailbox_.Commit(3);  // 2 rolled back: nothing holds it
+  PollOutcome a = Poll();
+  EXPECT_EQ(a.appended, 2);
+  EXPECT_EQ(a.skipped_ids, 1);
+  EXPECT_EQ(LogIds(), (Ids{1, 3}));
+  auto p = log_->capture_progress();
+  ASSERT_EQ(p->skipped.size(), 1u);
+  EXPECT_EQ(p->skipped.begin()->second.reason, SkipReason::kTransactionsEnded);
+}
+
+TEST_F(CaptureProbeTest, ARollbackWhileWaitingIsSkippedOnTheNextPoll) {
+  mailbox_.Commit(1);
+  mailbox_.Hold(2);
+  mailbox_.Commit(3);
+  EXPECT_EQ(Poll().waiting_at, std::optional<std::int64_t>(2));
+  mailbox_.Release(2);  // rollback
+  PollOutcome b = Poll();
+  EXPECT_EQ(b.skipped_ids, 1);
+  EXPECT_EQ(LogIds(), (Ids{1, 3}));
+}
+
+TEST_F(CaptureProbeTest, AHolderThatNeverEndsIsBoundedByMaxCommitDelayAndItsRowComesLate) {
+  mailbox_.Commit(1);
+  mailbox_.Hold(2);
+  mailbox_.Commit(3);
+  EXPECT_EQ(Poll().waiting_at, std::optional<std::int64_t>(2));
+  clock_.Advance(options_.max_commit_delay);
+  PollOutcome b = Poll();
+  EXPECT_EQ(b.skipped_ids, 1);
+  EXPECT_EQ(log_->capture_progress()->skipped.begin()->second.reason, SkipReason::kCommitDelay);
+  mailbox_.Commit(2);
+  mailbox_.Release(2);
+  EXPECT_EQ(Poll().late, 1);
+  EXPECT_EQ(LogIds(), (Ids{1, 3, -2}));
+}
+
+// auto_increment_increment = 2: every other id never exists; none is waited
+// for.
+TEST_F(CaptureProbeTest, IdsSteppingByTwoAreCapturedInOnePollWithoutWaiting) {
+  for (std::int64_t id = 1; id <= 9; id += 2) mailbox_.Commit(id);
+  PollOutcome a = Poll();
+  EXPECT_EQ(a.appended, 5);
+  EXPECT_EQ(a.skipped_ids, 4);
+  EXPECT_FALSE(a.waiting_at.has_value());
+  EXPECT_EQ(LogIds(), (Ids{1, 3, 5, 7, 9}));
+}
+
+// With transaction status too (MariaDB with PROCESS): the recorded
+// transactions have ended, but the probe still finds the id held (a holder
+// the transaction list had not shown): wait.
+TEST_F(CaptureProbeTest, WithTransactionStatusAHeldIdIsNotSkippedWhenTheTransactionsEnded) {
+  mailbox_.SetSupportsStatus(true);
+  mailbox_.Commit(1);
+  mailbox_.Hold(2);
+  mailbox_.Commit(3);
+  EXPECT_EQ(Poll().waiting_at, std::optional<std::int64_t>(2));
+  EXPECT_EQ(Poll().waiting_at, std::optional<std::int64_t>(2));
+  mailbox_.Release(2);
+  PollOutcome b = Poll();
+  EXPECT_EQ(b.skipped_ids, 1);
+  EXPECT_EQ(LogIds(), (Ids{1, 3}));
+}
+
+// A mailbox with neither (kUnsupported) waits for max-commit-delay as before.
+TEST_F(CaptureProbeTest, WithoutAProbeAFreeIdWaitsForMaxCommitDelay) {
+  mailbox_.SetProbe(false);
+  mailbox_.Commit(1);
+  mailbox_.Commit(3);
+  EXPECT_EQ(Poll().waiting_at, std::optional<std::int64_t>(2));
+  clock_.Advance(options_.max_commit_delay);
+  EXPECT_EQ(Poll().skipped_ids, 1);
+  EXPECT_EQ(mailbox_.probes, 0);
 }
 
 }  // namespace

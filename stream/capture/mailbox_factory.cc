@@ -1,0 +1,19 @@
+#include "stream/capture/mailbox_factory.h"
+
+#include "base/mariadb_url.h"
+#include "stream/capture/mariadb_mailbox.h"
+#include "stream/capture/pg_mailbox.h"
+
+namespace msgx {
+
+Result<std::unique_ptr<Mailbox>> MakeMailbox(const Config& config) {
+  if (!IsMariaDbUrl(config.mailbox_url)) {
+    return std::unique_ptr<Mailbox>(PgMailbox::FromConfig(config));
+  }
+  auto url = ParseMariaDbUrl(config.mailbox_url);
+  if (!url.ok()) return url.status();
+  return std::unique_ptr<Mailbox>(std::make_unique<MariaDbMailbox>(
+      std::move(url).value(), config.mailbox_table, config.mailbox_columns));
+}
+
+}  // namespace msgx

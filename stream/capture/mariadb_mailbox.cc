@@ -1,0 +1,166 @@
+#include "stream/capture/mariadb_mailbox.h"
+
+#include <charconv>
+
+#include "stream/mariadb/mariadb_errors.h"
+
+namespace msgx {
+namespace {
+
+// Ranges per ReadRanges statement: an OR of BETWEENs is one range scan of
+// the primary key while the range optimizer's memory lasts
+// (range_optimizer_max_mem_size); a few hundred stay far below it.
+constexpr std::size_t kRangesPerStatement = 256;
+
+std::optional<std::int64_t> ToInt(const std::optional<std::string>& v) {
+  if (!v) return std::nullopt;
+  std::int64_t x = 0;
+  auto [p, ec] = std::from_chars(v->data(), v->data() + v->size(), x);
+  if (ec != std::errc() || p != v->data() + v->size()) return std::nullopt;
+  return x;
+}
+
+}  // namespace
+
+MariaDbMailbox::MariaDbMailbox(MariaDbUrl url, std::string table, MailboxColumns columns,
+                               std::string session_time_zone)
+    : table_(std::move(table)),
+      columns_(std::move(columns)),
+      session_(std::move(url), MariaDbSession::Options{true, std::move(session_time_zone)}) {
+  session_.OnConnect([this](MariaDbSession& s) {
+    if (has_process_) return Status::Ok();  // learnt once, kept for the process
+    unsigned int code = 0;
+    // Without a WHERE: the server checks PROCESS only when it fills the
+    // table, which `WHERE 1 = 0` or `LIMIT 0` skip (verified on 10.11).
+    Status probe =
+        s.Run("privileges", "SELECT COUNT(*) FROM information_schema.INNODB_TRX", nullptr, &code);
+    if (probe.ok()) {
+      has_process_ = true;
+    } else if (code == 1227 || code == 1142 || code == 1044) {
+      has_process_ = false;
+    } else {
+      return probe;
+    }
+    return Status::Ok();
+  });
+}
+
+MariaDbMailbox::~MariaDbMailbox() = default;
+
+std::string MariaDbMailbox::SelectList() const {
+  return MariaDbSession::QuoteName(columns_.id) + ", " +
+         MariaDbSession::QuoteName(columns_.message) +
+         ", TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', " +
+         MariaDbSession::QuoteName(columns_.received) + ")";
+}
+
+Status MariaDbMailbox::Read(std::string_view what, const std::string& sql,
+                            std::vector<MailboxRow>* out) {
+  std::vector<MariaDbRow> rows;
+  Status s = session_.Run(what, sql, &rows);
+  if (!s.ok()) return s;
+  for (MariaDbRow& r : rows) {
+    auto id = ToInt(r.at(0));
+    if (!id) return Status::Infra("mailbox " + std::string(what) + ": a row without an id");
+    MailboxRow m;
+    m.id = *id;
+    if (r.at(1)) m.message = std::move(*r[1]);
+    if (auto t = ToInt(r.at(2))) m.received_at = *t;
+    out->push_back(std::move(m));
+  }
+  return Status::Ok();
+}
+
+Status MariaDbMailbox::ReadAfter(std::int64_t after, int limit, std::vector<MailboxRow>* out) {
+  const std::string id = MariaDbSession::QuoteName(columns_.id);
+  return Read("read",
+              "SELECT " + SelectList() + " FROM " + MariaDbSession::QuoteName(table_) + " WHERE " +
+                  id + " > " + std::to_string(after) + " ORDER BY " + id + " LIMIT " +
+                  std::to_string(limit),
+              out);
+}
+
+Status MariaDbMailbox::ReadRanges(std::span<const IdRange> ranges, int limit,
+                                  std::vector<MailboxRow>* out) {
+  const std::string id = MariaDbSession::QuoteName(columns_.id);
+  int left = limit;
+  // Ranges ascend and do not overlap (capture's skipped ranges), so rows of
+  // successive statements ascend too.
+  for (std::size_t i = 0; i < ranges.size() && left > 0; i += kRangesPerStatement) {
+    std::string where;
+    for (std::size_t j = i; j < ranges.size() && j < i + kRangesPerStatement; ++j) {
+      if (!where.empty()) where += " OR ";
+      where += id + " BETWEEN " + std::to_string(ranges[j].first) + " AND " +
+               std::to_string(ranges[j].last);
+    }
+    const std::size_t before = out->size();
+    Status s = Read("read ranges",
+                    "SELECT " + SelectList() + " FROM " + MariaDbSession::QuoteName(table_) +
+                        " WHERE " + where + " ORDER BY " + id + " LIMIT " + std::to_string(left),
+                    out);
+    if (!s.ok()) return s;
+    left -= static_cast<int>(out->size() - before);
+  }
+  return Status::Ok();
+}
+
+Result<TransactionIds> MariaDbMailbox::InProgressTransactions() {
+  std::vector<MariaDbRow> rows;
+  Status s = session_.Run("transactions",
+                          "SELECT trx_id FROM information_schema.INNODB_TRX "
+                          "WHERE trx_mysql_thread_id <> CONNECTION_ID()",
+                          &rows);
+  if (!s.ok()) return s;
+  TransactionIds ids;
+  for (const MariaDbRow& r : rows) {
+    auto x = ToInt(r.at(0));
+    if (!x) return Status::Infra("mailbox transactions: a trx_id that is not a number");
+    ids.push_back(static_cast<std::uint64_t>(*x));
+  }
+  return ids;
+}
+
+Result<bool> MariaDbMailbox::AllEnded(const TransactionIds& txns) {
+  if (txns.empty()) return true;
+  std::string list;
+  for (std::uint64_t x : txns) list += (list.empty() ? "" : ",") + std::to_string(x);
+  std::vector<MariaDbRow> rows;
+  Status s = session_.Run(
+      "transaction status",
+      "SELECT COUNT(*) FROM information_schema.INNODB_TRX WHERE trx_id IN (" + list + ")", &rows);
+  if (!s.ok()) return s;
+  auto n = rows.empty() ? std::nullopt : ToInt(rows[0].at(0));
+  if (!n) return Status::Infra("mailbox transaction status: no count");
+  return *n == 0;
+}
+
+Result<GapProbe> MariaDbMailbox::ProbeGap(const IdRange& range) {
+  const std::string id = MariaDbSession::QuoteName(columns_.id);
+  std::vector<MariaDbRow> rows;
+  unsigned int code = 0;
+  Status s = session_.Run("gap probe",
+                          "SELECT " + id + " FROM " + MariaDbSession::QuoteName(table_) +
+                              " WHERE " + id + " BETWEEN " + std::to_string(range.first) + " AND " +
+                              std::to_string(range.last) + " ORDER BY " + id +
+                              (session_.is_mariadb() ? " LIMIT 1 LOCK IN SHARE MODE NOWAIT"
+                                                     : " LIMIT 1 FOR SHARE NOWAIT"),
+                          &rows, &code);
+  if (!s.ok()) {
+    if (IsLockRefused(code)) return GapProbe::kHeld;
+    return s;
+  }
+  return rows.empty() ? GapProbe::kFree : GapProbe::kCommitted;
+}
+
+Result<MicrosSinceEpoch> MariaDbMailbox::ServerNow() {
+  std::vector<MariaDbRow> rows;
+  Status s = session_.Run(
+      "server clock", "SELECT TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6))",
+      &rows);
+  if (!s.ok()) return s;
+  auto now = rows.empty() ? std::nullopt : ToInt(rows[0].at(0));
+  if (!now) return Status::Infra("mailbox server clock: no value");
+  return *now;
+}
+
+}  // namespace msgx

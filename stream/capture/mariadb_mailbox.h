@@ -1,0 +1,73 @@
+// MariaDbMailbox: the Mailbox on MariaDB or MySQL (InnoDB), through
+// MariaDbSession (libmariadb). Chosen by mailbox.url's scheme, mysql:// or
+// mariadb:// (MakeMailbox, stream/capture/mailbox_factory.h).
+//
+// Only SELECTs are issued, in a READ ONLY, READ COMMITTED, autocommit
+// session (MariaDbSession): of the mailbox table and, for the gap rule
+// (docs/capture.md#the-gap-rule-on-mariadb), of
+// information_schema.INNODB_TRX when the account has PROCESS.
+//
+// The gap rule depends on the account's privileges, learnt at the first
+// connection and kept for the life of the process:
+//   - with PROCESS: SupportsTransactionStatus() is true and
+//     InProgressTransactions/AllEnded read INNODB_TRX (every transaction
+//     but this session's);
+//   - without: SupportsTransactionStatus() is false and ProbeGap probes the
+//     gap with `SELECT id … WHERE id BETWEEN a AND b LIMIT 1 LOCK IN SHARE
+//     MODE NOWAIT`: an uncommitted insert holds its row's lock, so the
+//     probe is refused (1205/3572, kHeld); a committed row is returned
+//     (kCommitted); nothing: no row exists, committed or not (kFree). The
+//     probe never waits and, at READ COMMITTED in autocommit, holds its
+//     shared lock only for the statement. Needs SELECT only on MariaDB;
+//     MySQL 8 also wants UPDATE (the mark's column grant is enough).
+//   ProbeGap also serves the PROCESS rule as a second check before a skip.
+//
+// received_at is the received column read as
+// TIMESTAMPDIFF(MICROSECOND, '1970-01-01', column) in a session whose
+// time_zone is '+00:00': a DATETIME's wall-clock reading taken as if it were
+// UTC, a TIMESTAMP's instant; exactly what PgMailbox does with TIMESTAMP and
+// TIMESTAMPTZ. The connection's character set is utf8mb4.
+//
+// Thread-safety: one thread.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "base/config.h"
+#include "stream/capture/mailbox.h"
+#include "stream/mariadb/mariadb_session.h"
+
+namespace msgx {
+
+class MariaDbMailbox final : public Mailbox {
+ public:
+  // Does not connect yet.
+  MariaDbMailbox(MariaDbUrl url, std::string table, MailboxColumns columns,
+                 std::string session_time_zone = "+00:00");
+  ~MariaDbMailbox() override;
+
+  Status ReadAfter(std::int64_t after, int limit, std::vector<MailboxRow>* out) override;
+  Status ReadRanges(std::span<const IdRange> ranges, int limit,
+                    std::vector<MailboxRow>* out) override;
+  bool SupportsTransactionStatus() const override { return has_process_.value_or(false); }
+  Result<TransactionIds> InProgressTransactions() override;
+  Result<bool> AllEnded(const TransactionIds& txns) override;
+  Result<GapProbe> ProbeGap(const IdRange& range) override;
+  Result<MicrosSinceEpoch> ServerNow() override;
+
+  // Whether the account's PROCESS privilege is known yet, and its value.
+  std::optional<bool> has_process() const { return has_process_; }
+
+ private:
+  std::string SelectList() const;
+  Status Read(std::string_view what, const std::string& sql, std::vector<MailboxRow>* out);
+
+  const std::string table_;
+  const MailboxColumns columns_;
+  MariaDbSession session_;
+  std::optional<bool> has_process_;
+};
+
+}  // namespace msgx
