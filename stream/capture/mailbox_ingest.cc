@@ -4,6 +4,7 @@
 #include <cctype>
 #include <pugixml.hpp>
 
+#include "base/mariadb_url.h"
 #include "codecs/transcode.h"
 
 namespace msgx {
@@ -26,8 +27,14 @@ MailboxIngest::MailboxIngest(const Config& config, const sis::SisDecoder* decode
       columns_(config.mailbox_columns),
       max_bytes_(config.codec_max_bytes),
       decoder_(decoder),
-      clock_(clock),
-      session_(config.mailbox_url) {}
+      clock_(clock) {
+  if (auto url = ParseMariaDbUrl(config.mailbox_url); url.ok()) {
+    mariadb_ = std::make_unique<MariaDbSession>(std::move(url).value(),
+                                                MariaDbSession::Options{false, "+00:00"});
+  } else {
+    session_ = std::make_unique<PgSession>(config.mailbox_url);
+  }
+}
 
 Result<std::int64_t> MailboxIngest::Store(const std::string& body,
                                           const std::string& content_type) {
@@ -62,7 +69,31 @@ Result<std::int64_t> MailboxIngest::Store(const std::string& body,
   std::int64_t id = 0;
   const std::string received = PgTimestamp(clock_->NowMicros());
   std::lock_guard<std::mutex> lock(mu_);
-  Status s = session_.Run([&](pqxx::dbtransaction& tx) {
+  if (mariadb_) {
+    auto q = [](const std::string& v) {
+      return v.empty() ? std::string("NULL") : MariaDbSession::Quote(v);
+    };
+    Status st = mariadb_->Run(
+        "ingest",
+        "INSERT INTO " + MariaDbSession::QuoteName(table_) + " (" +
+            MariaDbSession::QuoteName(columns_.message) + ", " +
+            MariaDbSession::QuoteName(columns_.received) + ", " +
+            MariaDbSession::QuoteName(columns_.status) +
+            ", cminmsgs_subsystem_name, cminmsgs_subsystem_sequence, cminmsgs_subsystem_type, "
+            "cminmsgs_subsystem_subtype) VALUES (" +
+            MariaDbSession::Quote(*text) + ", TIMESTAMPADD(MICROSECOND, " +
+            std::to_string(clock_->NowMicros()) + ", '1970-01-01 00:00:00'), 'VALID', " + q(sndr) +
+            ", " + (seqn ? std::to_string(*seqn) : std::string("NULL")) + ", " + q(type) + ", " +
+            q(styp) + ")",
+        nullptr);
+    if (!st.ok()) return st;
+    std::vector<MariaDbRow> rows;
+    st = mariadb_->Run("ingest", "SELECT LAST_INSERT_ID()", &rows);
+    if (!st.ok()) return st;
+    if (rows.empty() || !rows[0].at(0)) return Status::Infra("mailbox ingest: no id");
+    return static_cast<std::int64_t>(std::stoll(*rows[0][0]));
+  }
+  Status s = session_->Run([&](pqxx::dbtransaction& tx) {
     pqxx::row r = tx.exec_params1(
         "INSERT INTO " + table_ + " (" + columns_.message + ", " + columns_.received + ", " +
             columns_.status +

@@ -17,6 +17,11 @@
 // wall time is not assumed: the column is TIMESTAMP, written in UTC),
 // status VALID, and the subsystem columns from META when META decodes.
 //
+// On a MariaDB/MySQL mailbox (mailbox.url mysql:// or mariadb://) the same
+// row is written through MariaDbSession (utf8mb4, time_zone '+00:00', so a
+// DATETIME column receives the UTC wall-clock reading); the account then
+// needs INSERT on the table.
+//
 // Thread-safety: Store() may be called from many threads (a connection per
 // call is taken from an internal pool of one, under a mutex).
 #pragma once
@@ -30,6 +35,7 @@
 #include "base/config.h"
 #include "base/result.h"
 #include "codecs/sis_decoder.h"
+#include "stream/mariadb/mariadb_session.h"
 #include "stream/pg/pg_session.h"
 
 namespace msgx {
@@ -51,7 +57,8 @@ class MailboxIngest {
   const sis::SisDecoder* decoder_;
   Clock* clock_;
   std::mutex mu_;
-  PgSession session_;  // guarded by mu_
+  std::unique_ptr<PgSession> session_;       // guarded by mu_; PostgreSQL
+  std::unique_ptr<MariaDbSession> mariadb_;  // guarded by mu_; MariaDB/MySQL
 };
 
 // The charset parameter of a Content-Type header, lower-cased ("" if none).

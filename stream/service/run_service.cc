@@ -7,7 +7,6 @@
 #include "base/backoff.h"
 #include "base/file_lock.h"
 #include "base/log.h"
-#include "base/mariadb_url.h"
 #include "base/service_notify.h"
 #include "base/stopper.h"
 #include "codecs/sis_decoder.h"
@@ -169,9 +168,7 @@ int RunService(const Config& config) {
   // what start-up waits for (the state.dir lock, leadership, PostgreSQL).
   Startup startup;
   std::unique_ptr<MailboxIngest> ingest;
-  if (IsMariaDbUrl(config.mailbox_url)) {
-    lg->warn("POST /cminmsgs/send is not built for a MariaDB/MySQL mailbox yet: refused");
-  } else if (!config.mailbox_url.empty()) {
+  if (!config.mailbox_url.empty()) {
     ingest = std::make_unique<MailboxIngest>(config, &sis_decoder, clock);
   }
   auto live = [&startup] {

@@ -13,7 +13,11 @@
 #include <map>
 #include <thread>
 
+#include "base/subprocess.h"
+#include "codecs/sis_decoder.h"
+#include "codecs/time_zone.h"
 #include "stream/capture/capture.h"
+#include "stream/capture/mailbox_ingest.h"
 #include "stream/capture/mailbox_schema.h"
 #include "stream/capture/mariadb_mailbox.h"
 #include "stream/jobs/mariadb_mailbox_marks.h"
@@ -484,6 +488,46 @@ TEST_F(MariaDbMarksTest, WithoutTheUpdateGrantOrOnAReadOnlyServerNothingIsWritte
   EXPECT_EQ(ro.error_class(), ErrorClass::kInfra);
   EXPECT_NE(ro.message().find("read-only"), std::string::npos) << ro.ToString();
   EXPECT_EQ(Row(1), "NULL\tVALID\n");
+}
+
+}  // namespace
+}  // namespace msgx
+
+namespace msgx {
+namespace {
+
+// POST /cminmsgs/send's write path on MariaDB (MailboxIngest), through an
+// account with INSERT + SELECT on the table; what it stores is captured.
+TEST_F(MariaDbCaptureTest, TheIngestStoresARowThatCaptureReads) {
+  server_->Sql(db_,
+               "CREATE USER IF NOT EXISTS 'ingest'@'%' IDENTIFIED BY 'pw';"
+               "GRANT SELECT, INSERT ON `" +
+                   db_ + "`.cminmsgs TO 'ingest'@'%';");
+  auto zone = TimeZone::Load("Asia/Shanghai");
+  ASSERT_TRUE(zone.ok()) << zone.status().ToString();
+  sis::SisDecoder decoder(*zone);
+  Config config;
+  config.mailbox_url = server_->Url(db_, "ingest", "pw");
+  MailboxIngest ingest(config, &decoder, &clock_);
+  // A corpus message: META decodes (SNDR AODB, SEQN 1243, TYPE ABDG, STYP
+  // ADD), and its text has Chinese characters.
+  Result<std::string> read = ReadFileToString(MSGX_CORPUS_DIR "/ABDG-ADD-1.xml");
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  const std::string body = *read;
+  auto id = ingest.Store(body, "application/xml; charset=utf-8");
+  ASSERT_TRUE(id.ok()) << id.status().ToString();
+  EXPECT_EQ(*id, 1);
+  auto bad = ingest.Store("<MSG>", "application/xml");
+  EXPECT_EQ(bad.status().error_class(), ErrorClass::kMalformed);
+  EXPECT_EQ(server_->Sql(db_,
+                         "SELECT cminmsgs_status, cminmsgs_subsystem_name, "
+                         "cminmsgs_subsystem_sequence, cminmsgs_subsystem_type FROM cminmsgs"),
+            "VALID\tAODB\t1243\tABDG\n");
+  Open();
+  Poll();
+  EXPECT_EQ(LogIds(), (Ids{1}));
+  EXPECT_EQ(LogText(1), body);
+  EXPECT_EQ(Record(1)->received_at, std::optional<MicrosSinceEpoch>(clock_.NowMicros()));
 }
 
 }  // namespace
