@@ -84,20 +84,28 @@ Status MariaDbMailbox::ReadRanges(std::span<const IdRange> ranges, int limit,
                                   std::vector<MailboxRow>* out) {
   const std::string id = MariaDbSession::QuoteName(columns_.id);
   int left = limit;
+  const std::string head =
+      "SELECT " + SelectList() + " FROM " + MariaDbSession::QuoteName(table_) + " WHERE ";
   // Ranges ascend and do not overlap (capture's skipped ranges), so rows of
   // successive statements ascend too.
   for (std::size_t i = 0; i < ranges.size() && left > 0; i += kRangesPerStatement) {
     std::string where;
     for (std::size_t j = i; j < ranges.size() && j < i + kRangesPerStatement; ++j) {
       if (!where.empty()) where += " OR ";
-      where += id + " BETWEEN " + std::to_string(ranges[j].first) + " AND " +
-               std::to_string(ranges[j].last);
+      where += id;
+      where += " BETWEEN ";
+      where += std::to_string(ranges[j].first);
+      where += " AND ";
+      where += std::to_string(ranges[j].last);
     }
     const std::size_t before = out->size();
-    Status s = Read("read ranges",
-                    "SELECT " + SelectList() + " FROM " + MariaDbSession::QuoteName(table_) +
-                        " WHERE " + where + " ORDER BY " + id + " LIMIT " + std::to_string(left),
-                    out);
+    std::string sql = head;
+    sql += where;
+    sql += " ORDER BY ";
+    sql += id;
+    sql += " LIMIT ";
+    sql += std::to_string(left);
+    Status s = Read("read ranges", sql, out);
     if (!s.ok()) return s;
     left -= static_cast<int>(out->size() - before);
   }

@@ -30,6 +30,7 @@ namespace {
 namespace fs = std::filesystem;
 using std::chrono::minutes;
 using Ids = std::vector<std::int64_t>;
+constexpr std::size_t k17Mb = std::size_t{17} * 1024 * 1024;
 
 // A writer of the mailbox (the other team's application): its own session,
 // so that a transaction it starts stays open until Commit/Rollback.
@@ -323,7 +324,7 @@ TEST_F(MariaDbCaptureTest, TextArrivesAsUtf8ByteForByte) {
   Writer w(WriterUrl());
   const std::string emoji = "<MSG>\xF0\x9F\x9B\xAB \xE2\x9C\x88 \xC3\xA9</MSG>";  // 🛫 ✈ é
   w.Insert(emoji);
-  const std::string big = "<MSG>" + std::string(17 * 1024 * 1024, 'x') + "</MSG>";
+  const std::string big = "<MSG>" + std::string(k17Mb, 'x') + "</MSG>";
   w.Insert(big);
   // Strict mode refuses bytes that are not utf8mb4 (1366): an outage of the
   // writer, nothing stored.
@@ -369,7 +370,7 @@ TEST_F(MariaDbCaptureTest, TextArrivesAsUtf8ByteForByte) {
 // read whole through a connection opened under the 16 MiB setting.
 TEST_F(MariaDbCaptureTest, MaxAllowedPacketBoundsTheWriterNotCapture) {
   Writer w(WriterUrl());
-  const std::string big = "<MSG>" + std::string(17 * 1024 * 1024, 'y') + "</MSG>";
+  const std::string big = "<MSG>" + std::string(k17Mb, 'y') + "</MSG>";
   w.Insert(big);
   server_->Sql("mysql", "SET GLOBAL max_allowed_packet = 16777216");
   Status refused = MariaDbSession(*ParseMariaDbUrl(WriterUrl()), {false, "+00:00"})
