@@ -171,4 +171,16 @@ Result<MicrosSinceEpoch> MariaDbMailbox::ServerNow() {
   return *now;
 }
 
+Result<std::int64_t> MariaDbMailbox::MaxId() {
+  std::vector<MariaDbRow> rows;
+  Status s = session_.Run("max id",
+                          "SELECT COALESCE(MAX(" + MariaDbSession::QuoteName(columns_.id) +
+                              "), 0) FROM " + MariaDbSession::QuoteName(table_),
+                          &rows);
+  if (!s.ok()) return s;
+  auto max = rows.empty() ? std::nullopt : ToInt(rows[0].at(0));
+  if (!max) return Status::Infra("mailbox max id: no value");
+  return *max;
+}
+
 }  // namespace msgx

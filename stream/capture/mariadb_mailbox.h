@@ -56,6 +56,7 @@ class MariaDbMailbox final : public Mailbox {
   Result<bool> AllEnded(const TransactionIds& txns) override;
   Result<GapProbe> ProbeGap(const IdRange& range) override;
   Result<MicrosSinceEpoch> ServerNow() override;
+  Result<std::int64_t> MaxId() override;
 
   // Whether the account's PROCESS privilege is known yet, and its value.
   std::optional<bool> has_process() const { return has_process_; }
