@@ -238,7 +238,7 @@ const std::vector<KeySpec>& Keys() {
       return CheckUrl(k, v, {"postgresql", "postgres"});
     };
     // The mailbox may be PostgreSQL or MariaDB/MySQL (base/mariadb_url.h).
-    auto mailbox_url = [pg](const std::string& k, const std::string& v) {
+    auto mailbox_url = [](const std::string& k, const std::string& v) {
       if (!IsMariaDbUrl(v)) return CheckUrl(k, v, {"postgresql", "postgres", "mysql", "mariadb"});
       auto u = ParseMariaDbUrl(v);
       return u.ok() ? Status::Ok() : Status::Config(k + ": " + u.status().message());

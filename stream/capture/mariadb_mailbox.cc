@@ -1,7 +1,5 @@
 #include "stream/capture/mariadb_mailbox.h"
 
-#include <charconv>
-
 #include "stream/mariadb/mariadb_errors.h"
 
 namespace msgx {
@@ -11,14 +9,6 @@ namespace {
 // the primary key while the range optimizer's memory lasts
 // (range_optimizer_max_mem_size); a few hundred stay far below it.
 constexpr std::size_t kRangesPerStatement = 256;
-
-std::optional<std::int64_t> ToInt(const std::optional<std::string>& v) {
-  if (!v) return std::nullopt;
-  std::int64_t x = 0;
-  auto [p, ec] = std::from_chars(v->data(), v->data() + v->size(), x);
-  if (ec != std::errc() || p != v->data() + v->size()) return std::nullopt;
-  return x;
-}
 
 }  // namespace
 
@@ -60,12 +50,12 @@ Status MariaDbMailbox::Read(std::string_view what, const std::string& sql,
   Status s = session_.Run(what, sql, &rows);
   if (!s.ok()) return s;
   for (MariaDbRow& r : rows) {
-    auto id = ToInt(r.at(0));
+    auto id = MariaDbInt(r.at(0));
     if (!id) return Status::Infra("mailbox " + std::string(what) + ": a row without an id");
     MailboxRow m;
     m.id = *id;
     if (r.at(1)) m.message = std::move(*r[1]);
-    if (auto t = ToInt(r.at(2))) m.received_at = *t;
+    if (auto t = MariaDbInt(r.at(2))) m.received_at = *t;
     out->push_back(std::move(m));
   }
   return Status::Ok();
@@ -121,7 +111,7 @@ Result<TransactionIds> MariaDbMailbox::InProgressTransactions() {
   if (!s.ok()) return s;
   TransactionIds ids;
   for (const MariaDbRow& r : rows) {
-    auto x = ToInt(r.at(0));
+    auto x = MariaDbInt(r.at(0));
     if (!x) return Status::Infra("mailbox transactions: a trx_id that is not a number");
     ids.push_back(static_cast<std::uint64_t>(*x));
   }
@@ -137,7 +127,7 @@ Result<bool> MariaDbMailbox::AllEnded(const TransactionIds& txns) {
       "transaction status",
       "SELECT COUNT(*) FROM information_schema.INNODB_TRX WHERE trx_id IN (" + list + ")", &rows);
   if (!s.ok()) return s;
-  auto n = rows.empty() ? std::nullopt : ToInt(rows[0].at(0));
+  auto n = rows.empty() ? std::nullopt : MariaDbInt(rows[0].at(0));
   if (!n) return Status::Infra("mailbox transaction status: no count");
   return *n == 0;
 }
@@ -166,7 +156,7 @@ Result<MicrosSinceEpoch> MariaDbMailbox::ServerNow() {
       "server clock", "SELECT TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6))",
       &rows);
   if (!s.ok()) return s;
-  auto now = rows.empty() ? std::nullopt : ToInt(rows[0].at(0));
+  auto now = rows.empty() ? std::nullopt : MariaDbInt(rows[0].at(0));
   if (!now) return Status::Infra("mailbox server clock: no value");
   return *now;
 }
@@ -178,7 +168,7 @@ Result<std::int64_t> MariaDbMailbox::MaxId() {
                               "), 0) FROM " + MariaDbSession::QuoteName(table_),
                           &rows);
   if (!s.ok()) return s;
-  auto max = rows.empty() ? std::nullopt : ToInt(rows[0].at(0));
+  auto max = rows.empty() ? std::nullopt : MariaDbInt(rows[0].at(0));
   if (!max) return Status::Infra("mailbox max id: no value");
   return *max;
 }

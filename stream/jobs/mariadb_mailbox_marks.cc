@@ -1,23 +1,11 @@
 #include "stream/jobs/mariadb_mailbox_marks.h"
 
-#include <charconv>
 #include <map>
 #include <optional>
 #include <set>
 #include <utility>
 
 namespace msgx {
-namespace {
-
-std::optional<std::int64_t> ToInt(const std::optional<std::string>& v) {
-  if (!v) return std::nullopt;
-  std::int64_t x = 0;
-  auto [p, ec] = std::from_chars(v->data(), v->data() + v->size(), x);
-  if (ec != std::errc() || p != v->data() + v->size()) return std::nullopt;
-  return x;
-}
-
-}  // namespace
 
 MariaDbMailboxMarks::MariaDbMailboxMarks(MariaDbUrl url, std::string table, MailboxColumns columns)
     : table_(std::move(table)),
@@ -58,11 +46,11 @@ Status MariaDbMailboxMarks::MarkFromNull(std::span<const MarkRequest> rows,
   };
   std::map<std::int64_t, Seen> seen;
   for (MariaDbRow& r : found) {
-    auto rid = ToInt(r.at(0));
+    auto rid = MariaDbInt(r.at(0));
     if (!rid) return fail(Status::Infra("mailbox mark: a row without an id"));
     Seen x;
     x.null_mark = !r.at(1).has_value();
-    x.processed = ToInt(r[1]);
+    x.processed = MariaDbInt(r[1]);
     x.status = std::move(r.at(2));
     seen[*rid] = std::move(x);
   }

@@ -2,11 +2,20 @@
 
 #include <mysql.h>
 
+#include <charconv>
 #include <mutex>
 
 #include "stream/mariadb/mariadb_errors.h"
 
 namespace msgx {
+
+std::optional<std::int64_t> MariaDbInt(const std::optional<std::string>& v) {
+  if (!v) return std::nullopt;
+  std::int64_t x = 0;
+  auto [p, ec] = std::from_chars(v->data(), v->data() + v->size(), x);
+  if (ec != std::errc() || p != v->data() + v->size()) return std::nullopt;
+  return x;
+}
 namespace {
 
 // Client-side bound on one packet (a row): the 1 GiB protocol maximum, so

@@ -41,6 +41,10 @@ namespace msgx {
 
 using MariaDbRow = std::vector<std::optional<std::string>>;
 
+// A column's text as a whole decimal integer; nullopt for NULL or anything
+// else.
+std::optional<std::int64_t> MariaDbInt(const std::optional<std::string>& v);
+
 class MariaDbSession {
  public:
   struct Options {
