@@ -19,23 +19,25 @@ struct Armed {
   std::shared_ptr<std::atomic<long>> hits = std::make_shared<std::atomic<long>>(0);
 };
 
-const std::vector<Armed>& Table() {
-  static const std::vector<Armed> table = [] {
-    std::vector<Armed> t;
-    const char* spec = std::getenv("MSGX_TEST_FAILPOINTS");
-    if (spec == nullptr) return t;
-    std::stringstream in(spec);
-    std::string entry;
-    while (std::getline(in, entry, ',')) {
-      size_t a = entry.find(':');
-      size_t b = a == std::string::npos ? a : entry.find(':', a + 1);
-      if (b == std::string::npos) continue;
-      Armed f{entry.substr(0, a), entry.substr(a + 1, b - a - 1), entry.substr(b + 1)};
-      if (f.arg.size() > 1 && f.arg[0] == '#') f.nth = std::strtol(f.arg.c_str() + 1, nullptr, 10);
-      t.push_back(std::move(f));
-    }
-    return t;
-  }();
+std::vector<Armed> Parse() {
+  std::vector<Armed> t;
+  const char* spec = std::getenv("MSGX_TEST_FAILPOINTS");
+  if (spec == nullptr) return t;
+  std::stringstream in(spec);
+  std::string entry;
+  while (std::getline(in, entry, ',')) {
+    size_t a = entry.find(':');
+    size_t b = a == std::string::npos ? a : entry.find(':', a + 1);
+    if (b == std::string::npos) continue;
+    Armed f{entry.substr(0, a), entry.substr(a + 1, b - a - 1), entry.substr(b + 1)};
+    if (f.arg.size() > 1 && f.arg[0] == '#') f.nth = std::strtol(f.arg.c_str() + 1, nullptr, 10);
+    t.push_back(std::move(f));
+  }
+  return t;
+}
+
+std::vector<Armed>& Table() {
+  static std::vector<Armed> table = Parse();
   return table;
 }
 
@@ -51,6 +53,8 @@ bool Matches(const Armed& f, std::string_view name, std::string_view arg) {
 }
 
 }  // namespace
+
+void FailpointsReloadForTesting() { Table() = Parse(); }
 
 void FailpointHit(std::string_view name, std::string_view arg) {
   for (const Armed& f : Table()) {

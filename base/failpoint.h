@@ -26,6 +26,10 @@ namespace msgx {
 void FailpointHit(std::string_view name, std::string_view arg);
 // True when an "error" action is armed for (name, arg).
 bool FailpointError(std::string_view name, std::string_view arg);
+// Parses MSGX_TEST_FAILPOINTS again. For a test's forked child only (the
+// parent may have parsed the table before the test set the variable); not
+// thread-safe.
+void FailpointsReloadForTesting();
 
 }  // namespace msgx
 
