@@ -70,8 +70,10 @@ start_msgx() {  # extra environment assignments
   MSGX_PID=$!
 }
 
-# A metric's value (0 when absent).
-metric() { curl -fsS "http://127.0.0.1:$PORT/metrics" 2>/dev/null | awk -v m="$1" '$1 == m {print $2; f=1} END {if (!f) print 0}'; }
+# One series' value in an exposition on stdin (0 when absent).
+value_of() { awk -v m="$1" '$1 == m {print $2; f=1} END {if (!f) print 0}'; }
+# A metric's value now.
+metric() { curl -fsS "http://127.0.0.1:$PORT/metrics" 2>/dev/null | value_of "$1"; }
 
 # Samples `metric` names every 0.5 s into FILE as "unix_seconds v1 v2 ...".
 sample() {  # file, metric names
@@ -83,7 +85,7 @@ sample() {  # file, metric names
     local body
     body=$(curl -fsS "http://127.0.0.1:$PORT/metrics" 2>/dev/null || true)
     for m in "$@"; do
-      line+=" $(awk -v m="$m" '$1 == m {print $2; f=1} END {if (!f) print 0}' <<<"$body")"
+      line+=" $(value_of "$m" <<<"$body")"
     done
     echo "$line" >>"$file"
     sleep 0.5
