@@ -151,6 +151,11 @@ Result<Capture::GapDecision> Capture::DecideGap(std::int64_t first, std::int64_t
       d = Probe(first, last, GapDecision::kSkipEnded);
     } else if (!gap_->by_transactions) {
       d = Probe(first, last, GapDecision::kWait);
+    } else if (!gap_->in_progress) {
+      // Taken now instead of when the gap was first seen: the holder took
+      // its id before that read, so it is still in progress now or has
+      // ended (then the re-read decides), as below.
+      d = AskTransactions(first, last);
     }
     if (d.ok() && *d == GapDecision::kWait && now - gap_->seen_at >= delay) {
       return GapDecision::kSkipDelay;
@@ -168,10 +173,15 @@ Result<Capture::GapDecision> Capture::DecideGap(std::int64_t first, std::int64_t
   if (delay <= 0) return GapDecision::kSkipDelay;
   if (!mailbox_->SupportsTransactionStatus()) return Probe(first, last, GapDecision::kWait);
   gap_->by_transactions = true;
+  return AskTransactions(first, last);
+}
+
+Result<Capture::GapDecision> Capture::AskTransactions(std::int64_t first, std::int64_t last) {
   auto xip = mailbox_->InProgressTransactions();
   if (!xip.ok()) return xip.status();
-  gap_->in_progress = std::move(xip).value();
-  auto ended = mailbox_->AllEnded(gap_->in_progress);
+  if (!xip->has_value()) return GapDecision::kWait;  // cannot tell yet: ask at the next poll
+  gap_->in_progress = std::move(**xip);
+  auto ended = mailbox_->AllEnded(*gap_->in_progress);
   if (!ended.ok()) return ended.status();
   if (!*ended) return GapDecision::kWait;
   // All ended already: read the gap again, after that check.
@@ -211,8 +221,8 @@ Result<PollOutcome> Capture::Poll() {
   // For a gap already waited at, ask about its transactions BEFORE reading:
   // if they had all ended and the read still shows the gap, it is permanent.
   bool ended_before_read = false;
-  if (gap_ && gap_->first == next.watermark + 1 && gap_->by_transactions) {
-    auto ended = mailbox_->AllEnded(gap_->in_progress);
+  if (gap_ && gap_->first == next.watermark + 1 && gap_->by_transactions && gap_->in_progress) {
+    auto ended = mailbox_->AllEnded(*gap_->in_progress);
     if (!ended.ok()) return ended.status();
     ended_before_read = *ended;
   }

@@ -5,9 +5,10 @@
 // id 6 commits, and a rolled-back id never appears. Capture therefore waits
 // at a gap (id N+1 missing while a higher id is visible):
 //   - When the gap is first seen, it remembers the transactions in progress
-//     (Mailbox::InProgressTransactions). Once all of them have ended, and
-//     the ids are still missing on a read made after that check, the gap is
-//     permanent (a rollback) and is skipped at once.
+//     (Mailbox::InProgressTransactions; when the mailbox cannot tell yet, it
+//     asks again at each poll until it can). Once all of them have ended,
+//     and the ids are still missing on a read made after that check, the
+//     gap is permanent (a rollback) and is skipped at once.
 //   - A mailbox without transaction status but with a gap probe (MariaDB
 //     without PROCESS, Mailbox::ProbeGap) is probed at every poll that
 //     shows the gap: held -> wait, a committed row -> read again, free (no
@@ -101,15 +102,19 @@ class Capture {
   // A gap capture is waiting at: first missing id and what was known then.
   struct Gap {
     std::int64_t first = 0;
-    std::int64_t seen_at = 0;  // Clock::MonotonicMicros()
-    TransactionIds in_progress;
-    bool by_transactions = false;  // the rule this gap started with
+    std::int64_t seen_at = 0;                   // Clock::MonotonicMicros()
+    std::optional<TransactionIds> in_progress;  // nullopt: not known yet
+    bool by_transactions = false;               // the rule this gap started with
   };
   enum class GapDecision { kWait, kSkipEnded, kSkipDelay, kReread };
   // The gap probe's decision about [first, last] (Mailbox::ProbeGap):
   // free -> skip, committed -> re-read, held -> wait; a mailbox without a
   // probe -> `unsupported`.
   Result<GapDecision> Probe(std::int64_t first, std::int64_t last, GapDecision unsupported);
+  // Takes the transactions in progress for gap_ ([first, last]) and decides:
+  // wait while the mailbox cannot tell yet or one has not ended; once all
+  // have, read the gap again (kReread if a row is there) and probe it.
+  Result<GapDecision> AskTransactions(std::int64_t first, std::int64_t last);
 
   Capture(LogStore* log, Mailbox* mailbox, Clock* clock, CaptureOptions options,
           CaptureProgress progress);

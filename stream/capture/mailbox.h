@@ -75,12 +75,16 @@ class Mailbox {
   }
 
   // The transactions in progress now, cluster-wide (pg_current_snapshot()'s
-  // xip list). REQUIRES: SupportsTransactionStatus().
-  virtual Result<TransactionIds> InProgressTransactions() = 0;
+  // xip list), or nullopt when the server cannot tell yet (MariaDB: its
+  // INNODB_TRX cache was not refreshed since this call began,
+  // docs/capture.md#the-gap-rule-on-mariadb); the caller waits and asks
+  // again at its next poll. REQUIRES: SupportsTransactionStatus().
+  virtual Result<std::optional<TransactionIds>> InProgressTransactions() = 0;
 
   // True when every one of `txns` has ended, committed or aborted, such
   // that a read started after this call sees the rows of the committed
-  // ones. REQUIRES: SupportsTransactionStatus(); txns come from
+  // ones; false when one has not, or when the server cannot tell yet.
+  // REQUIRES: SupportsTransactionStatus(); txns come from
   // InProgressTransactions().
   virtual Result<bool> AllEnded(const TransactionIds& txns) = 0;
 

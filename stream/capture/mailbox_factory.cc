@@ -6,14 +6,14 @@
 
 namespace msgx {
 
-Result<std::unique_ptr<Mailbox>> MakeMailbox(const Config& config) {
+Result<std::unique_ptr<Mailbox>> MakeMailbox(const Config& config, const Clock* clock) {
   if (!IsMariaDbUrl(config.mailbox_url)) {
     return std::unique_ptr<Mailbox>(PgMailbox::FromConfig(config));
   }
   auto url = ParseMariaDbUrl(config.mailbox_url);
   if (!url.ok()) return url.status();
   return std::unique_ptr<Mailbox>(std::make_unique<MariaDbMailbox>(
-      std::move(url).value(), config.mailbox_table, config.mailbox_columns));
+      std::move(url).value(), config.mailbox_table, config.mailbox_columns, clock));
 }
 
 }  // namespace msgx

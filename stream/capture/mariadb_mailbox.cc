@@ -13,9 +13,10 @@ constexpr std::size_t kRangesPerStatement = 256;
 }  // namespace
 
 MariaDbMailbox::MariaDbMailbox(MariaDbUrl url, std::string table, MailboxColumns columns,
-                               std::string session_time_zone)
+                               const Clock* clock, std::string session_time_zone)
     : table_(std::move(table)),
       columns_(std::move(columns)),
+      clock_(clock),
       session_(std::move(url), MariaDbSession::Options{true, std::move(session_time_zone)}) {
   session_.OnConnect([this](MariaDbSession& s) {
     if (has_process_) return Status::Ok();  // learnt once, kept for the process
@@ -26,6 +27,7 @@ MariaDbMailbox::MariaDbMailbox(MariaDbUrl url, std::string table, MailboxColumns
         s.Run("privileges", "SELECT COUNT(*) FROM information_schema.INNODB_TRX", nullptr, &code);
     if (probe.ok()) {
       has_process_ = true;
+      last_trx_read_ = clock_->MonotonicMicros();
     } else if (code == 1227 || code == 1142 || code == 1044) {
       has_process_ = false;
     } else {
@@ -102,24 +104,55 @@ Status MariaDbMailbox::ReadRanges(std::span<const IdRange> ranges, int limit,
   return Status::Ok();
 }
 
-Result<TransactionIds> MariaDbMailbox::InProgressTransactions() {
-  std::vector<MariaDbRow> rows;
-  Status s = session_.Run("transactions",
-                          "SELECT trx_id FROM information_schema.INNODB_TRX "
-                          "WHERE trx_mysql_thread_id <> CONNECTION_ID()",
-                          &rows);
+bool MariaDbMailbox::TakeTrxRead() {
+  const std::int64_t now = clock_->MonotonicMicros();
+  if (last_trx_read_ && now - *last_trx_read_ < kTrxCacheSpacingMicros) return false;
+  last_trx_read_ = now;
+  return true;
+}
+
+Result<std::optional<TransactionIds>> MariaDbMailbox::InProgressTransactions() {
+  if (!TakeTrxRead()) return std::optional<TransactionIds>();
+  // The marker: a transaction of this session, started (InnoDB starts it at
+  // the first read of a table) before INNODB_TRX is read. The picture read
+  // is current enough only if the marker is in it.
+  Status s = session_.Run("transactions", "START TRANSACTION", nullptr);
   if (!s.ok()) return s;
+  s = session_.Run("transactions",
+                   "SELECT 1 FROM " + MariaDbSession::QuoteName(table_) + " LIMIT 1", nullptr);
+  std::vector<MariaDbRow> rows;
+  if (s.ok()) {
+    s = session_.Run("transactions",
+                     "SELECT trx_id, trx_mysql_thread_id = CONNECTION_ID() "
+                     "FROM information_schema.INNODB_TRX",
+                     &rows);
+  }
+  // Ends the marker; on a lost connection the server ends it.
+  Status end = session_.Run("transactions", "COMMIT", nullptr);
+  if (!s.ok()) return s;
+  if (!end.ok()) return end;
   TransactionIds ids;
+  bool marker = false;
   for (const MariaDbRow& r : rows) {
     auto x = MariaDbInt(r.at(0));
-    if (!x) return Status::Infra("mailbox transactions: a trx_id that is not a number");
-    ids.push_back(static_cast<std::uint64_t>(*x));
+    auto own = MariaDbInt(r.at(1));
+    if (!x || !own) return Status::Infra("mailbox transactions: a trx_id that is not a number");
+    if (*own != 0) {
+      marker = true;
+    } else {
+      ids.push_back(static_cast<std::uint64_t>(*x));
+    }
   }
-  return ids;
+  if (!marker) return std::optional<TransactionIds>();  // an older picture: ask again
+  return std::optional<TransactionIds>(std::move(ids));
 }
 
 Result<bool> MariaDbMailbox::AllEnded(const TransactionIds& txns) {
   if (txns.empty()) return true;
+  // No marker needed: txns were in a current picture, and InnoDB only ever
+  // replaces the cache with a newer one, so one absent from what is read
+  // now has ended. Too soon after the last read: not known yet.
+  if (!TakeTrxRead()) return false;
   std::string list;
   for (std::uint64_t x : txns) list += (list.empty() ? "" : ",") + std::to_string(x);
   std::vector<MariaDbRow> rows;

@@ -11,7 +11,15 @@
 // connection and kept for the life of the process:
 //   - with PROCESS: SupportsTransactionStatus() is true and
 //     InProgressTransactions/AllEnded read INNODB_TRX (every transaction
-//     but this session's);
+//     but this session's). INNODB_TRX is a server-wide cache that InnoDB
+//     refills only when nobody has read it for 0.1 s, so a read may return
+//     an older picture. InProgressTransactions opens a marker transaction
+//     of its own first and answers nullopt (cannot tell yet) unless the
+//     marker is in what it reads; AllEnded needs no marker (a transaction
+//     absent from any later picture has ended). Neither reads INNODB_TRX
+//     within kTrxCacheSpacingMicros of this mailbox's last read (it answers
+//     "cannot tell yet"), so that capture's own polls never keep the cache
+//     from refilling (docs/capture.md#the-gap-rule-on-mariadb);
 //   - without: SupportsTransactionStatus() is false and ProbeGap probes the
 //     gap with `SELECT id … WHERE id BETWEEN a AND b LIMIT 1 LOCK IN SHARE
 //     MODE NOWAIT`: an uncommitted insert holds its row's lock, so the
@@ -44,15 +52,21 @@ namespace msgx {
 class MariaDbMailbox final : public Mailbox {
  public:
   // Does not connect yet.
-  MariaDbMailbox(MariaDbUrl url, std::string table, MailboxColumns columns,
+  // INNODB_TRX reads are spaced on `clock`'s monotonic reading, which must
+  // be real time (the server's cache ages in real time); not owned.
+  MariaDbMailbox(MariaDbUrl url, std::string table, MailboxColumns columns, const Clock* clock,
                  std::string session_time_zone = "+00:00");
+
+  // At least this long between two INNODB_TRX reads of one mailbox: above
+  // InnoDB's 0.1 s (CACHE_MIN_IDLE_TIME_US in trx0i_s.cc).
+  static constexpr std::int64_t kTrxCacheSpacingMicros = 150'000;
   ~MariaDbMailbox() override;
 
   Status ReadAfter(std::int64_t after, int limit, std::vector<MailboxRow>* out) override;
   Status ReadRanges(std::span<const IdRange> ranges, int limit,
                     std::vector<MailboxRow>* out) override;
   bool SupportsTransactionStatus() const override { return has_process_.value_or(false); }
-  Result<TransactionIds> InProgressTransactions() override;
+  Result<std::optional<TransactionIds>> InProgressTransactions() override;
   Result<bool> AllEnded(const TransactionIds& txns) override;
   Result<GapProbe> ProbeGap(const IdRange& range) override;
   Result<MicrosSinceEpoch> ServerNow() override;
@@ -63,12 +77,17 @@ class MariaDbMailbox final : public Mailbox {
 
  private:
   std::string SelectList() const;
+  // Whether INNODB_TRX may be read now (kTrxCacheSpacingMicros since the
+  // last read); a true answer counts as a read.
+  bool TakeTrxRead();
   Status Read(std::string_view what, const std::string& sql, std::vector<MailboxRow>* out);
 
   const std::string table_;
   const MailboxColumns columns_;
+  const Clock* const clock_;
   MariaDbSession session_;
   std::optional<bool> has_process_;
+  std::optional<std::int64_t> last_trx_read_;  // clock_->MonotonicMicros()
 };
 
 }  // namespace msgx

@@ -90,7 +90,7 @@ Status PgMailbox::ReadRanges(std::span<const IdRange> ranges, int limit,
   });
 }
 
-Result<TransactionIds> PgMailbox::InProgressTransactions() {
+Result<std::optional<TransactionIds>> PgMailbox::InProgressTransactions() {
   TransactionIds ids;
   Status s = Run("snapshot", [&](pqxx::connection& c) {
     pqxx::nontransaction tx(c);
@@ -98,7 +98,7 @@ Result<TransactionIds> PgMailbox::InProgressTransactions() {
     for (const auto& row : r) ids.push_back(std::stoull(row[0].as<std::string>()));
   });
   if (!s.ok()) return s;
-  return ids;
+  return std::optional<TransactionIds>(std::move(ids));  // a snapshot is always current
 }
 
 Result<bool> PgMailbox::AllEnded(const TransactionIds& txns) {

@@ -39,7 +39,7 @@ class PgMailbox final : public Mailbox {
   Status ReadRanges(std::span<const IdRange> ranges, int limit,
                     std::vector<MailboxRow>* out) override;
   bool SupportsTransactionStatus() const override { return true; }
-  Result<TransactionIds> InProgressTransactions() override;
+  Result<std::optional<TransactionIds>> InProgressTransactions() override;
   Result<bool> AllEnded(const TransactionIds& txns) override;
   Result<MicrosSinceEpoch> ServerNow() override;
   Result<std::int64_t> MaxId() override;

@@ -340,7 +340,7 @@ int RunService(const Config& config) {
   if (config.mailbox_url.empty()) {
     lg->warn("mailbox.url is not configured: nothing is captured");
   } else {
-    auto made = MakeMailbox(config);
+    auto made = MakeMailbox(config, clock);
     if (!made.ok()) {
       lg->error("mailbox: {}", made.status().ToString());
       return 1;
