@@ -594,10 +594,12 @@ TEST_F(PipelineTest, AStaleLeadersWritesDoNotLand) {
   const std::string dir_b = state_dir_ + "-b";
   std::filesystem::copy(state_dir_, dir_b, std::filesystem::copy_options::recursive);
   own_pg_->Psql(own_db_, R"(
-    CREATE TABLE audit (seq BIGSERIAL PRIMARY KEY, app TEXT NOT NULL, tbl TEXT NOT NULL);
+    CREATE TABLE audit (seq BIGSERIAL PRIMARY KEY, app TEXT NOT NULL, tbl TEXT NOT NULL,
+                        op TEXT NOT NULL);
     CREATE FUNCTION audit_write() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
-        INSERT INTO audit (app, tbl) VALUES (current_setting('application_name'), TG_TABLE_NAME);
+        INSERT INTO audit (app, tbl, op)
+          VALUES (current_setting('application_name'), TG_TABLE_NAME, TG_OP);
         RETURN NULL;
       END $$;
     DO $$ DECLARE t TEXT; BEGIN
@@ -667,11 +669,15 @@ TEST_F(PipelineTest, AStaleLeadersWritesDoNotLand) {
   EXPECT_TRUE(settled) << Log();
   EXPECT_TRUE(stepped_down) << "A never stepped down; see " << log_a;
 
-  // B's grant is the first write of B's lock session; after it, no write
-  // of A's (its stages' sessions, or its lock session) landed.
+  // B's grant is its lock session's UPDATE of the epoch; after it, no write
+  // of A's (its stages' sessions, or its lock session) landed. Not B's
+  // first write: its INSERT … ON CONFLICT DO NOTHING comes before, and then
+  // B waits (SELECT … FOR UPDATE) for A's fenced transactions that hold the
+  // pipeline row FOR SHARE; those commit with A's epoch still current.
   const std::string b_lock = "msgx run pid=" + std::to_string(b) + " %";
-  const std::int64_t grant =
-      OwnCount("SELECT min(seq) FROM audit WHERE tbl = 'pipeline' AND app LIKE '" + b_lock + "'");
+  const std::int64_t grant = OwnCount(
+      "SELECT min(seq) FROM audit WHERE tbl = 'pipeline' AND op = 'UPDATE' AND app LIKE '" +
+      b_lock + "'");
   EXPECT_GT(OwnCount("SELECT count(*) FROM audit WHERE app = 'msgx-A' AND seq < " +
                      std::to_string(grant)),
             0)
