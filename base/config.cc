@@ -156,6 +156,19 @@ Status CheckIdentifier(const std::string& key, const std::string& text) {
   return Status::Ok();
 }
 
+// An IANA zone name with its file under $TZDIR or /usr/share/zoneinfo.
+Status CheckTimeZone(const std::string& key, const std::string& v) {
+  static const std::regex kRe(R"(^[A-Za-z][A-Za-z0-9_+\-]*(/[A-Za-z0-9_+\-]+)*$)");
+  if (!std::regex_match(v, kRe)) return Bad(key, v, "is not a time zone name");
+  const char* dir = std::getenv("TZDIR");
+  std::filesystem::path p = std::filesystem::path(dir ? dir : "/usr/share/zoneinfo") / v;
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(p, ec)) {
+    return Bad(key, v, "is not a known time zone (" + p.string() + " not found)");
+  }
+  return Status::Ok();
+}
+
 std::string JoinDurations(const std::vector<Millis>& v) {
   std::string s;
   for (const auto& d : v) s += (s.empty() ? "" : ",") + ShowDuration(d);
@@ -266,6 +279,10 @@ const std::vector<KeySpec>& Keys() {
                        if (v.empty() || v.size() > 20)
                          return Bad(key, v, "must be 1..20 characters");
                        return Status::Ok();
+                     }));
+    k.push_back(Text("mailbox.time-zone", "time zone name", &Config::mailbox_time_zone,
+                     [](const std::string& key, const std::string& v) {
+                       return v.empty() ? Status::Ok() : CheckTimeZone(key, v);
                      }));
     k.push_back(Text("postgres.url", "URL", &Config::postgres_url, pg));
     k.push_back(Text(
@@ -403,19 +420,8 @@ const std::vector<KeySpec>& Keys() {
                        if (!std::regex_match(v, kRe)) return Bad(key, v, "is not HH:MM or off");
                        return Status::Ok();
                      }));
-    k.push_back(Text(
-        "airport.timezone", "time zone name", &Config::airport_timezone,
-        [](const std::string& key, const std::string& v) {
-          static const std::regex kRe(R"(^[A-Za-z][A-Za-z0-9_+\-]*(/[A-Za-z0-9_+\-]+)*$)");
-          if (!std::regex_match(v, kRe)) return Bad(key, v, "is not a time zone name");
-          const char* dir = std::getenv("TZDIR");
-          std::filesystem::path p = std::filesystem::path(dir ? dir : "/usr/share/zoneinfo") / v;
-          std::error_code ec;
-          if (!std::filesystem::is_regular_file(p, ec)) {
-            return Bad(key, v, "is not a known time zone (" + p.string() + " not found)");
-          }
-          return Status::Ok();
-        }));
+    k.push_back(
+        Text("airport.timezone", "time zone name", &Config::airport_timezone, CheckTimeZone));
     k.push_back(
         KeySpec{"ignore.rules",
                 [](Config& c, const std::string& v) {

@@ -62,6 +62,10 @@ struct Config {
   std::string mailbox_table = "cminmsgs";
   MailboxColumns mailbox_columns;
   std::string mailbox_processed_status = "PROCESSED";
+  // mailbox.time-zone: the zone of the mailbox's zone-less time columns
+  // (MariaDB DATETIME, PostgreSQL TIMESTAMP); empty = airport_timezone.
+  // Use MailboxTimeZone() for the zone in force.
+  std::string mailbox_time_zone;
   std::string postgres_url;  // own database
   std::string redis_url = "redis://127.0.0.1:6379/0";
   std::string kafka_bootstrap_servers;
@@ -94,6 +98,12 @@ struct Config {
   // (docs/codec.md#ignore-rules).
   std::vector<std::string> ignore_rules{"LDM-*", "REGN-*", "RSTA-*", "EROR-*"};
 };
+
+// The zone of the mailbox's zone-less time columns: mailbox.time-zone, or
+// airport.timezone when it is not set (docs/capture.md#mailbox-time).
+inline const std::string& MailboxTimeZone(const Config& config) {
+  return config.mailbox_time_zone.empty() ? config.airport_timezone : config.mailbox_time_zone;
+}
 
 // Environment as name → value; tests pass their own, main passes environ.
 using EnvMap = std::map<std::string, std::string>;

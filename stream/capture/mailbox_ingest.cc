@@ -27,10 +27,19 @@ MailboxIngest::MailboxIngest(const Config& config, const sis::SisDecoder* decode
       columns_(config.mailbox_columns),
       max_bytes_(config.codec_max_bytes),
       decoder_(decoder),
-      clock_(clock) {
+      clock_(clock),
+      time_zone_(MailboxTimeZone(config)) {
   if (auto url = ParseMariaDbUrl(config.mailbox_url); url.ok()) {
     mariadb_ = std::make_unique<MariaDbSession>(std::move(url).value(),
                                                 MariaDbSession::Options{false, "+00:00"});
+    auto zone = TimeZone::Load(time_zone_);
+    if (!zone.ok()) {
+      zone_error_ = Status::Config("mailbox.time-zone: " + zone.status().message());
+      return;
+    }
+    received_ =
+        std::make_unique<MariaDbTimeColumn>(table_, columns_.received, std::move(zone).value());
+    mariadb_->OnConnect([this](MariaDbSession& s) { return received_->Learn(s); });
   } else {
     session_ = std::make_unique<PgSession>(config.mailbox_url);
   }
@@ -70,6 +79,7 @@ Result<std::int64_t> MailboxIngest::Store(const std::string& body,
   const std::string received = PgTimestamp(clock_->NowMicros());
   std::lock_guard<std::mutex> lock(mu_);
   if (mariadb_) {
+    if (!zone_error_.ok()) return zone_error_;
     auto q = [](const std::string& v) {
       return v.empty() ? std::string("NULL") : MariaDbSession::Quote(v);
     };
@@ -82,9 +92,10 @@ Result<std::int64_t> MailboxIngest::Store(const std::string& body,
             ", cminmsgs_subsystem_name, cminmsgs_subsystem_sequence, cminmsgs_subsystem_type, "
             "cminmsgs_subsystem_subtype) VALUES (" +
             MariaDbSession::Quote(*text) + ", TIMESTAMPADD(MICROSECOND, " +
-            std::to_string(clock_->NowMicros()) + ", '1970-01-01 00:00:00'), 'VALID', " + q(sndr) +
-            ", " + (seqn ? std::to_string(*seqn) : std::string("NULL")) + ", " + q(type) + ", " +
-            q(styp) + ")",
+            std::to_string(received_->FromUtc(clock_->NowMicros())) +
+            ", '1970-01-01 00:00:00'), 'VALID', " + q(sndr) + ", " +
+            (seqn ? std::to_string(*seqn) : std::string("NULL")) + ", " + q(type) + ", " + q(styp) +
+            ")",
         nullptr);
     if (!st.ok()) return st;
     std::vector<MariaDbRow> rows;
@@ -98,10 +109,10 @@ Result<std::int64_t> MailboxIngest::Store(const std::string& body,
         "INSERT INTO " + table_ + " (" + columns_.message + ", " + columns_.received + ", " +
             columns_.status +
             ", cminmsgs_subsystem_name, cminmsgs_subsystem_sequence, cminmsgs_subsystem_type, "
-            "cminmsgs_subsystem_subtype) VALUES ($1, ($2::timestamptz AT TIME ZONE 'UTC'), "
+            "cminmsgs_subsystem_subtype) VALUES ($1, ($2::timestamptz AT TIME ZONE $7), "
             "'VALID', $3, $4, $5, $6) RETURNING " +
             columns_.id,
-        *text, received, nullable(sndr), seqn, nullable(type), nullable(styp));
+        *text, received, nullable(sndr), seqn, nullable(type), nullable(styp), time_zone_);
     id = r[0].as<std::int64_t>();
   });
   if (!s.ok()) return s;

@@ -13,12 +13,15 @@ constexpr std::size_t kRangesPerStatement = 256;
 }  // namespace
 
 MariaDbMailbox::MariaDbMailbox(MariaDbUrl url, std::string table, MailboxColumns columns,
-                               const Clock* clock, std::string session_time_zone)
+                               const Clock* clock, TimeZone zone)
     : table_(std::move(table)),
       columns_(std::move(columns)),
       clock_(clock),
-      session_(std::move(url), MariaDbSession::Options{true, std::move(session_time_zone)}) {
+      session_(std::move(url), MariaDbSession::Options{true, "+00:00"}),
+      received_(table_, columns_.received, std::move(zone)) {
   session_.OnConnect([this](MariaDbSession& s) {
+    // The received column's type, at every connection (a DDL may change it).
+    if (Status t = received_.Learn(s); !t.ok()) return t;
     if (has_process_) return Status::Ok();  // learnt once, kept for the process
     unsigned int code = 0;
     // Without a WHERE: the server checks PROCESS only when it fills the
@@ -57,7 +60,7 @@ Status MariaDbMailbox::Read(std::string_view what, const std::string& sql,
     MailboxRow m;
     m.id = *id;
     if (r.at(1)) m.message = std::move(*r[1]);
-    if (auto t = MariaDbInt(r.at(2))) m.received_at = *t;
+    if (auto t = MariaDbInt(r.at(2))) m.received_at = received_.ToUtc(*t);
     out->push_back(std::move(m));
   }
   return Status::Ok();

@@ -32,9 +32,10 @@
 //
 // received_at is the received column read as
 // TIMESTAMPDIFF(MICROSECOND, '1970-01-01', column) in a session whose
-// time_zone is '+00:00': a DATETIME's wall-clock reading taken as if it were
-// UTC, a TIMESTAMP's instant; exactly what PgMailbox does with TIMESTAMP and
-// TIMESTAMPTZ. The connection's character set is utf8mb4.
+// time_zone is '+00:00', made an instant by MariaDbTimeColumn: a
+// TIMESTAMP's as it is, a DATETIME's wall-clock reading taken in `zone`
+// (mailbox.time-zone, docs/capture.md#mailbox-time). The column's type is
+// read at each connection. The connection's character set is utf8mb4.
 //
 // Thread-safety: one thread.
 #pragma once
@@ -44,8 +45,10 @@
 #include <string>
 
 #include "base/config.h"
+#include "codecs/time_zone.h"
 #include "stream/capture/mailbox.h"
 #include "stream/mariadb/mariadb_session.h"
+#include "stream/mariadb/mariadb_time.h"
 
 namespace msgx {
 
@@ -54,8 +57,9 @@ class MariaDbMailbox final : public Mailbox {
   // Does not connect yet.
   // INNODB_TRX reads are spaced on `clock`'s monotonic reading, which must
   // be real time (the server's cache ages in real time); not owned.
+  // `zone`: mailbox.time-zone, applied to a DATETIME received column.
   MariaDbMailbox(MariaDbUrl url, std::string table, MailboxColumns columns, const Clock* clock,
-                 std::string session_time_zone = "+00:00");
+                 TimeZone zone = TimeZone::Fixed("UTC", 0));
 
   // At least this long between two INNODB_TRX reads of one mailbox: above
   // InnoDB's 0.1 s (CACHE_MIN_IDLE_TIME_US in trx0i_s.cc).
@@ -86,6 +90,7 @@ class MariaDbMailbox final : public Mailbox {
   const MailboxColumns columns_;
   const Clock* const clock_;
   MariaDbSession session_;
+  MariaDbTimeColumn received_;
   std::optional<bool> has_process_;
   std::optional<std::int64_t> last_trx_read_;  // clock_->MonotonicMicros()
 };

@@ -20,12 +20,16 @@ void AppendRows(const pqxx::result& r, std::vector<MailboxRow>* out) {
 
 }  // namespace
 
-PgMailbox::PgMailbox(std::string url, std::string table, MailboxColumns columns)
-    : url_(std::move(url)), table_(std::move(table)), columns_(std::move(columns)) {}
+PgMailbox::PgMailbox(std::string url, std::string table, MailboxColumns columns,
+                     std::string time_zone)
+    : url_(std::move(url)),
+      table_(std::move(table)),
+      columns_(std::move(columns)),
+      time_zone_(std::move(time_zone)) {}
 
 std::unique_ptr<PgMailbox> PgMailbox::FromConfig(const Config& config) {
   return std::make_unique<PgMailbox>(config.mailbox_url, config.mailbox_table,
-                                     config.mailbox_columns);
+                                     config.mailbox_columns, MailboxTimeZone(config));
 }
 
 PgMailbox::~PgMailbox() = default;
@@ -43,6 +47,8 @@ Status PgMailbox::Run(const char* what, Fn&& fn) {
       tx.exec("SET default_transaction_read_only = on");
       // A hung statement is an outage, not a silent stall of capture.
       tx.exec("SET statement_timeout = '30s'");
+      // A TIMESTAMP (no zone) received column is a reading in this zone.
+      tx.exec("SET TIME ZONE " + tx.quote(time_zone_));
     }
     fn(*conn_);
     return Status::Ok();
@@ -54,11 +60,11 @@ Status PgMailbox::Run(const char* what, Fn&& fn) {
 
 Status PgMailbox::ReadAfter(std::int64_t after, int limit, std::vector<MailboxRow>* out) {
   return Run("read", [&](pqxx::connection& c) {
-    const std::string sql = "SELECT " + c.quote_name(columns_.id) + ", " +
-                            c.quote_name(columns_.message) + ", (EXTRACT(EPOCH FROM " +
-                            c.quote_name(columns_.received) + ") * 1000000)::bigint FROM " +
-                            c.quote_name(table_) + " WHERE " + c.quote_name(columns_.id) +
-                            " > $1 ORDER BY " + c.quote_name(columns_.id) + " LIMIT $2";
+    const std::string sql =
+        "SELECT " + c.quote_name(columns_.id) + ", " + c.quote_name(columns_.message) +
+        ", (EXTRACT(EPOCH FROM " + c.quote_name(columns_.received) +
+        "::timestamptz) * 1000000)::bigint FROM " + c.quote_name(table_) + " WHERE " +
+        c.quote_name(columns_.id) + " > $1 ORDER BY " + c.quote_name(columns_.id) + " LIMIT $2";
     pqxx::nontransaction tx(c);
     AppendRows(tx.exec_params(sql, after, limit), out);
   });
@@ -78,13 +84,14 @@ Status PgMailbox::ReadRanges(std::span<const IdRange> ranges, int limit,
     // every range, which took 32 s for 3,400 ranges over 70,000 rows
     // (docs/capture.md#skipped-ranges); this takes 80 ms.
     const std::string id = c.quote_name(columns_.id);
-    const std::string sql =
-        "SELECT m." + id + ", m." + c.quote_name(columns_.message) + ", (EXTRACT(EPOCH FROM m." +
-        c.quote_name(columns_.received) +
-        ") * 1000000)::bigint FROM unnest($1::bigint[], $2::bigint[]) AS r(lo, hi) CROSS JOIN "
-        "LATERAL (SELECT * FROM " +
-        c.quote_name(table_) + " x WHERE x." + id + " BETWEEN r.lo AND r.hi ORDER BY x." + id +
-        " LIMIT $3) m ORDER BY m." + id + " LIMIT $3";
+    const std::string sql = "SELECT m." + id + ", m." + c.quote_name(columns_.message) +
+                            ", (EXTRACT(EPOCH FROM m." + c.quote_name(columns_.received) +
+                            "::timestamptz) * 1000000)::bigint FROM unnest($1::bigint[], "
+                            "$2::bigint[]) AS r(lo, hi) CROSS JOIN "
+                            "LATERAL (SELECT * FROM " +
+                            c.quote_name(table_) + " x WHERE x." + id +
+                            " BETWEEN r.lo AND r.hi ORDER BY x." + id + " LIMIT $3) m ORDER BY m." +
+                            id + " LIMIT $3";
     pqxx::nontransaction tx(c);
     AppendRows(tx.exec_params(sql, PgArrayLiteral(lo), PgArrayLiteral(hi), limit), out);
   });

@@ -12,9 +12,10 @@
 // outage costs one kInfra Status per call until the database is back.
 //
 // received_at is the received column read as
-// EXTRACT(EPOCH FROM column): for a TIMESTAMP (without time zone) column,
-// its wall-clock reading taken as if it were UTC; for TIMESTAMPTZ, the
-// instant.
+// EXTRACT(EPOCH FROM column::timestamptz) in a session whose TimeZone is
+// `time_zone` (mailbox.time-zone, docs/capture.md#mailbox-time): for a
+// TIMESTAMP (without time zone) column, its wall-clock reading taken in that
+// zone; for TIMESTAMPTZ, the instant.
 //
 // Thread-safety: one thread.
 #pragma once
@@ -31,7 +32,9 @@ namespace msgx {
 class PgMailbox final : public Mailbox {
  public:
   // `url`: a libpq connection string (mailbox.url). Does not connect yet.
-  PgMailbox(std::string url, std::string table, MailboxColumns columns);
+  // `time_zone`: mailbox.time-zone, a zone name PostgreSQL knows.
+  PgMailbox(std::string url, std::string table, MailboxColumns columns,
+            std::string time_zone = "UTC");
   static std::unique_ptr<PgMailbox> FromConfig(const Config& config);
   ~PgMailbox() override;
 
@@ -53,6 +56,7 @@ class PgMailbox final : public Mailbox {
   const std::string url_;
   const std::string table_;
   const MailboxColumns columns_;
+  const std::string time_zone_;
   std::unique_ptr<pqxx::connection> conn_;
 };
 

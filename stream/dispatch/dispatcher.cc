@@ -159,13 +159,7 @@ void Dispatcher::ObserveLatencies(const std::vector<Event>& events, MicrosSinceE
   };
   for (const auto& e : events) {
     if (e.created_micros > 0) dispatch_latency_->Observe(seconds(e.created_micros));
-    if (e.received_micros > 0) {
-      const MicrosSinceEpoch received =
-          options_.received_zone != nullptr
-              ? AirportWallClockToUtc(e.received_micros, *options_.received_zone)
-              : e.received_micros;
-      e2e_latency_->Observe(seconds(received));
-    }
+    if (e.received_micros > 0) e2e_latency_->Observe(seconds(e.received_micros));
   }
 }
 

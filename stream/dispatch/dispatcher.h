@@ -38,9 +38,9 @@
 // Metrics, labelled {target}: the histograms msgx_dispatch_latency_seconds
 // (an event's msg_event.created_at to its acknowledgement by Kafka, taken
 // when it is marked SENT) and msgx_e2e_latency_seconds (the mailbox row's
-// proc_state.received_at, a zone-less reading taken in received_zone, to
-// the same acknowledgement; events whose source has no received_at are left
-// out). Both use this dispatcher's Clock; negative spans count as 0.
+// proc_state.received_at, an instant: capture applies mailbox.time-zone,
+// docs/capture.md#mailbox-time, to the same acknowledgement; events whose source has no received_at
+// are left out). Both use this dispatcher's Clock; negative spans count as 0.
 //
 // Thread-safety: not thread-safe; one thread drives Step().
 #pragma once
@@ -54,7 +54,6 @@
 #include "base/config.h"
 #include "base/metrics.h"
 #include "base/result.h"
-#include "state/airport_zone.h"
 #include "stream/dispatch/publisher.h"
 #include "stream/pg/pg_session.h"
 
@@ -78,10 +77,6 @@ struct DispatcherOptions {
   // Empty: unfenced (tests of the dispatcher alone).
   std::string pipeline = "main";
   std::string log_uuid;
-  // The zone the mailbox's received column is written in (it has none,
-  // docs/capture.md), for msgx_e2e_latency_seconds; null: UTC.
-  const AirportZone* received_zone = nullptr;
-
   // The options of `target` ("KAFKA:msg" …) from the configuration.
   static DispatcherOptions ForTarget(const Config& config, const std::string& target);
 };

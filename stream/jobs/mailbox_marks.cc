@@ -2,6 +2,7 @@
 
 #include "base/config.h"
 #include "base/mariadb_url.h"
+#include "codecs/time_zone.h"
 #include "stream/jobs/mariadb_mailbox_marks.h"
 #include "stream/jobs/pg_mailbox_marks.h"
 
@@ -13,8 +14,11 @@ Result<std::unique_ptr<MailboxMarks>> MakeMailboxMarks(const Config& config) {
   }
   auto url = ParseMariaDbUrl(config.mailbox_url);
   if (!url.ok()) return url.status();
-  return std::unique_ptr<MailboxMarks>(std::make_unique<MariaDbMailboxMarks>(
-      std::move(url).value(), config.mailbox_table, config.mailbox_columns));
+  auto zone = TimeZone::Load(MailboxTimeZone(config));
+  if (!zone.ok()) return zone.status();
+  return std::unique_ptr<MailboxMarks>(
+      std::make_unique<MariaDbMailboxMarks>(std::move(url).value(), config.mailbox_table,
+                                            config.mailbox_columns, std::move(zone).value()));
 }
 
 }  // namespace msgx

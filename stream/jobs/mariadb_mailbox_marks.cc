@@ -7,10 +7,14 @@
 
 namespace msgx {
 
-MariaDbMailboxMarks::MariaDbMailboxMarks(MariaDbUrl url, std::string table, MailboxColumns columns)
+MariaDbMailboxMarks::MariaDbMailboxMarks(MariaDbUrl url, std::string table, MailboxColumns columns,
+                                         TimeZone zone)
     : table_(std::move(table)),
       columns_(std::move(columns)),
-      session_(std::move(url), MariaDbSession::Options{false, "+00:00"}) {}
+      session_(std::move(url), MariaDbSession::Options{false, "+00:00"}),
+      processed_(table_, columns_.processed, std::move(zone)) {
+  session_.OnConnect([this](MariaDbSession& s) { return processed_.Learn(s); });
+}
 
 MariaDbMailboxMarks::~MariaDbMailboxMarks() = default;
 
@@ -50,7 +54,7 @@ Status MariaDbMailboxMarks::MarkFromNull(std::span<const MarkRequest> rows,
     if (!rid) return fail(Status::Infra("mailbox mark: a row without an id"));
     Seen x;
     x.null_mark = !r.at(1).has_value();
-    x.processed = MariaDbInt(r[1]);
+    if (auto p = MariaDbInt(r[1])) x.processed = processed_.ToUtc(*p);
     x.status = std::move(r.at(2));
     seen[*rid] = std::move(x);
   }
@@ -62,7 +66,7 @@ Status MariaDbMailboxMarks::MarkFromNull(std::span<const MarkRequest> rows,
     auto it = seen.find(r.id);
     if (it == seen.end() || !it->second.null_mark || !asked.insert(r.id).second) continue;
     cases += " WHEN " + std::to_string(r.id) + " THEN TIMESTAMPADD(MICROSECOND, " +
-             std::to_string(r.processed) + ", '1970-01-01 00:00:00')";
+             std::to_string(processed_.FromUtc(r.processed)) + ", '1970-01-01 00:00:00')";
     nulls += (nulls.empty() ? "" : ",") + std::to_string(r.id);
     ++want;
   }

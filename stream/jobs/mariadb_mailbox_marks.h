@@ -15,10 +15,13 @@
 // Needs SELECT on the table and UPDATE of the two mark columns only.
 //
 // Times: the session's time_zone is '+00:00'; the processed time is
-// written as TIMESTAMPADD(MICROSECOND, t, '1970-01-01'), i.e. a DATETIME
-// column receives the UTC wall-clock reading and a TIMESTAMP column the
-// instant, and it is read back like the received column (as on
-// PostgreSQL).
+// written as TIMESTAMPADD(MICROSECOND, t, '1970-01-01') and read back with
+// TIMESTAMPDIFF, t made by MariaDbTimeColumn (docs/capture.md#mailbox-time):
+// a TIMESTAMP column receives the instant, a DATETIME column the wall-clock
+// reading in `zone` (mailbox.time-zone). A mark written in the hour a DST
+// change repeats reads back as the earlier of the two instants, so a re-run
+// that finds it settles MARKED_ELSEWHERE, not MARKED
+// (docs/jobs.md#the-settle-rule).
 //
 // Thread-safety: one thread.
 #pragma once
@@ -27,14 +30,18 @@
 #include <string>
 
 #include "base/config.h"
+#include "codecs/time_zone.h"
 #include "stream/jobs/mailbox_marks.h"
 #include "stream/mariadb/mariadb_session.h"
+#include "stream/mariadb/mariadb_time.h"
 
 namespace msgx {
 
 class MariaDbMailboxMarks final : public MailboxMarks {
  public:
-  MariaDbMailboxMarks(MariaDbUrl url, std::string table, MailboxColumns columns);
+  // `zone`: mailbox.time-zone, applied to a DATETIME processed column.
+  MariaDbMailboxMarks(MariaDbUrl url, std::string table, MailboxColumns columns,
+                      TimeZone zone = TimeZone::Fixed("UTC", 0));
   ~MariaDbMailboxMarks() override;
 
   Status MarkFromNull(std::span<const MarkRequest> rows, const std::string& status,
@@ -44,6 +51,7 @@ class MariaDbMailboxMarks final : public MailboxMarks {
   const std::string table_;
   const MailboxColumns columns_;
   MariaDbSession session_;
+  MariaDbTimeColumn processed_;
 };
 
 }  // namespace msgx

@@ -8,12 +8,16 @@
 
 namespace msgx {
 
-PgMailboxMarks::PgMailboxMarks(std::string url, std::string table, MailboxColumns columns)
-    : url_(std::move(url)), table_(std::move(table)), columns_(std::move(columns)) {}
+PgMailboxMarks::PgMailboxMarks(std::string url, std::string table, MailboxColumns columns,
+                               std::string time_zone)
+    : url_(std::move(url)),
+      table_(std::move(table)),
+      columns_(std::move(columns)),
+      time_zone_(std::move(time_zone)) {}
 
 std::unique_ptr<PgMailboxMarks> PgMailboxMarks::FromConfig(const Config& config) {
   return std::make_unique<PgMailboxMarks>(config.mailbox_url, config.mailbox_table,
-                                          config.mailbox_columns);
+                                          config.mailbox_columns, MailboxTimeZone(config));
 }
 
 PgMailboxMarks::~PgMailboxMarks() = default;
@@ -33,7 +37,7 @@ Status PgMailboxMarks::MarkFromNull(std::span<const MarkRequest> rows, const std
       conn_ = std::make_unique<pqxx::connection>(url_);
       conn_->set_client_encoding("UTF8");
       pqxx::nontransaction tx(*conn_);
-      tx.exec("SET TIME ZONE 'UTC'");
+      tx.exec("SET TIME ZONE " + tx.quote(time_zone_));
       // A hung statement is an outage, not a silent stall of the job.
       tx.exec("SET statement_timeout = '30s'");
     }
@@ -54,7 +58,8 @@ Status PgMailboxMarks::MarkFromNull(std::span<const MarkRequest> rows, const std
         id + " = want.id AND m." + processed + " IS NULL RETURNING m." + id +
         " AS id) "
         "SELECT want.id, upd.id IS NOT NULL, f." +
-        id + " IS NOT NULL, (EXTRACT(EPOCH FROM f." + processed + ") * 1000000)::bigint, f." + st +
+        id + " IS NOT NULL, (EXTRACT(EPOCH FROM f." + processed +
+        "::timestamptz) * 1000000)::bigint, f." + st +
         "::text FROM want LEFT JOIN upd ON upd.id = "
         "want.id LEFT JOIN " +
         t + " AS f ON f." + id + " = want.id";

@@ -9,10 +9,13 @@
 // update waits for its lock is re-checked and left alone, so the from-null
 // rule holds against concurrent writers.
 //
-// Times: the session runs with TimeZone UTC, so a TIMESTAMP (without time
-// zone) processed column receives the UTC wall-clock reading of the
-// instant, and is read back as that reading taken as UTC (as PgMailbox
-// reads the received column); a TIMESTAMPTZ column receives the instant.
+// Times: the session runs with TimeZone = `time_zone` (mailbox.time-zone,
+// docs/capture.md#mailbox-time), so a TIMESTAMP (without time zone)
+// processed column receives the instant's wall-clock reading in that zone,
+// and is read back as that reading taken in it (as PgMailbox reads the
+// received column); a TIMESTAMPTZ column receives the instant. A mark
+// written in the hour a DST change repeats reads back as PostgreSQL's
+// choice of the two instants, which may not be msgx's.
 // A processed column coarser than microseconds would round msgx's time,
 // and its own mark found by a re-run would then settle MARKED_ELSEWHERE
 // (docs/jobs.md#the-settle-rule).
@@ -35,7 +38,9 @@ namespace msgx {
 class PgMailboxMarks final : public MailboxMarks {
  public:
   // `url`: a libpq connection string (mailbox.url). Does not connect yet.
-  PgMailboxMarks(std::string url, std::string table, MailboxColumns columns);
+  // `time_zone`: mailbox.time-zone, a zone name PostgreSQL knows.
+  PgMailboxMarks(std::string url, std::string table, MailboxColumns columns,
+                 std::string time_zone = "UTC");
   static std::unique_ptr<PgMailboxMarks> FromConfig(const Config& config);
   ~PgMailboxMarks() override;
 
@@ -46,6 +51,7 @@ class PgMailboxMarks final : public MailboxMarks {
   const std::string url_;
   const std::string table_;
   const MailboxColumns columns_;
+  const std::string time_zone_;
   std::unique_ptr<pqxx::connection> conn_;
 };
 

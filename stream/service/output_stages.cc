@@ -223,8 +223,7 @@ class DispatchStage final : public Stage {
 
   static DispatcherOptions Options(const OutputDeps& d, const std::string& target) {
     DispatcherOptions o = DispatcherOptions::ForTarget(*d.config, target);
-    o.log_uuid = d.log_uuid;   // fenced by the leader's epoch
-    o.received_zone = d.zone;  // the mailbox's received column is airport time
+    o.log_uuid = d.log_uuid;  // fenced by the leader's epoch
     return o;
   }
 

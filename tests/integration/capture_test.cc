@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <pqxx/pqxx>
 
 #include "migrations/migrator.h"
@@ -453,6 +454,51 @@ TEST_F(CaptureIntegrationTest, CommandIntakeFailingBetweenAppendAndMarkAppendsOn
                           "SELECT command_id, state, log_offset FROM msgx_command "
                           "ORDER BY command_id"),
             "1|APPENDED|0\n2|APPENDED|1\n");
+}
+
+}  // namespace
+}  // namespace msgx
+
+namespace msgx {
+namespace {
+
+// mailbox.time-zone on PostgreSQL: a TIMESTAMP (without time zone) received
+// column is a wall-clock reading in the zone, across a DST change, in two
+// zones; a TIMESTAMPTZ column is an instant whatever the zone.
+constexpr MicrosSinceEpoch kSecond = 1'000'000;
+
+std::map<std::int64_t, MicrosSinceEpoch> ReceivedBy(PgMailbox& mailbox) {
+  std::vector<MailboxRow> rows;
+  Status s = mailbox.ReadAfter(0, 100, &rows);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  std::map<std::int64_t, MicrosSinceEpoch> out;
+  for (const MailboxRow& r : rows) out[r.id] = r.received_at.value_or(-1);
+  return out;
+}
+
+TEST_F(CaptureIntegrationTest, ATimestampIsReadInTheMailboxTimeZoneAcrossDst) {
+  // Berlin leaves CET for CEST at 2026-03-29 02:00 local; New York leaves
+  // EST for EDT at 2026-03-08 02:00 local.
+  server_->Psql(db_,
+                "INSERT INTO cminmsgs (cminmsgs_clob_msg, cminmsgs_date_received) VALUES "
+                "('<MSG/>', '2026-03-29 01:30:00'), ('<MSG/>', '2026-03-29 03:30:00.25'), "
+                "('<MSG/>', '2026-03-08 01:30:00'), ('<MSG/>', '2026-03-08 03:30:00')");
+  PgMailbox berlin(url_, "cminmsgs", MailboxColumns{}, "Europe/Berlin");
+  auto b = ReceivedBy(berlin);
+  EXPECT_EQ(b[1], 1'774'744'200 * kSecond);            // 2026-03-29T00:30:00Z
+  EXPECT_EQ(b[2], 1'774'747'800 * kSecond + 250'000);  // 2026-03-29T01:30:00.25Z
+  PgMailbox new_york(url_, "cminmsgs", MailboxColumns{}, "America/New_York");
+  auto n = ReceivedBy(new_york);
+  EXPECT_EQ(n[3], 1'772'951'400 * kSecond);  // 2026-03-08T06:30:00Z
+  EXPECT_EQ(n[4], 1'772'955'000 * kSecond);  // 2026-03-08T07:30:00Z
+
+  server_->Psql(db_,
+                "CREATE TABLE tz_mailbox (cminmsgs_id BIGSERIAL PRIMARY KEY, cminmsgs_clob_msg "
+                "TEXT NOT NULL, cminmsgs_date_received TIMESTAMPTZ);"
+                "INSERT INTO tz_mailbox (cminmsgs_clob_msg, cminmsgs_date_received) VALUES "
+                "('<MSG/>', '2026-03-29 03:30:00+02')");
+  PgMailbox tz(url_, "tz_mailbox", MailboxColumns{}, "America/New_York");
+  EXPECT_EQ(ReceivedBy(tz)[1], 1'774'747'800 * kSecond);  // 2026-03-29T01:30:00Z
 }
 
 }  // namespace

@@ -101,8 +101,8 @@ class MariaDbCaptureTest : public ::testing::Test {
     ASSERT_TRUE(url.ok()) << url.status().ToString();
     // Capture's time is the ManualClock; the mailbox spaces its INNODB_TRX
     // reads in real time, as the server's cache ages.
-    mailbox_ =
-        std::make_unique<MariaDbMailbox>(*url, table, MailboxColumns{}, SystemClock::Default());
+    mailbox_ = std::make_unique<MariaDbMailbox>(*url, table, MailboxColumns{},
+                                                SystemClock::Default(), zone_);
     auto l = LogStore::Open((dir_ / "log").string(), &clock_);
     ASSERT_TRUE(l.ok()) << l.status().ToString();
     log_ = std::move(l).value();
@@ -217,6 +217,7 @@ class MariaDbCaptureTest : public ::testing::Test {
   ManualClock clock_{1'764'460'000'000'000};
   CaptureOptions options_;
   std::unique_ptr<MariaDbMailbox> mailbox_;
+  TimeZone zone_ = TimeZone::Fixed("UTC", 0);  // mailbox.time-zone for Open()
   std::unique_ptr<LogStore> log_;
   std::unique_ptr<Capture> capture_;
 };
@@ -584,11 +585,107 @@ TEST_F(MariaDbCaptureTest, TheIngestStoresARowThatCaptureReads) {
                          "SELECT cminmsgs_status, cminmsgs_subsystem_name, "
                          "cminmsgs_subsystem_sequence, cminmsgs_subsystem_type FROM cminmsgs"),
             "VALID\tAODB\t1243\tABDG\n");
+  // Written in mailbox.time-zone (not set: airport.timezone, +08:00), read
+  // back as the instant.
+  EXPECT_EQ(server_->Sql(db_,
+                         "SELECT TIMESTAMPDIFF(MICROSECOND, '1970-01-01', cminmsgs_date_received) "
+                         "FROM cminmsgs"),
+            std::to_string(clock_.NowMicros() + 8 * 3'600'000'000LL) + "\n");
+  zone_ = *zone;
   Open();
   Poll();
   EXPECT_EQ(LogIds(), (Ids{1}));
   EXPECT_EQ(LogText(1), body);
   EXPECT_EQ(Record(1)->received_at, std::optional<MicrosSinceEpoch>(clock_.NowMicros()));
+}
+
+}  // namespace
+}  // namespace msgx
+
+namespace msgx {
+namespace {
+
+// mailbox.time-zone on MariaDB (stream/mariadb/mariadb_time.h): a DATETIME
+// received column is a wall-clock reading in the zone, across a DST change,
+// in two zones; a TIMESTAMP column is an instant whatever the zone.
+constexpr MicrosSinceEpoch kSecond = 1'000'000;
+
+TimeZone Zone(const std::string& name) {
+  auto z = TimeZone::Load(name);
+  EXPECT_TRUE(z.ok()) << z.status().ToString();
+  return z.ok() ? std::move(z).value() : TimeZone::Fixed("UTC", 0);
+}
+
+std::map<std::int64_t, MicrosSinceEpoch> ReceivedBy(MariaDbMailbox& mailbox) {
+  std::vector<MailboxRow> rows;
+  Status s = mailbox.ReadAfter(0, 100, &rows);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  std::map<std::int64_t, MicrosSinceEpoch> out;
+  for (const MailboxRow& r : rows) out[r.id] = r.received_at.value_or(-1);
+  return out;
+}
+
+TEST_F(MariaDbCaptureTest, ADatetimeIsReadInTheMailboxTimeZoneAcrossDst) {
+  Writer w(WriterUrl());
+  // Berlin leaves CET (+01:00) for CEST (+02:00) at 2026-03-29 02:00 local;
+  // New York leaves EST (-05:00) for EDT (-04:00) at 2026-03-08 02:00 local.
+  for (const char* local : {"2026-03-29 01:30:00", "2026-03-29 03:30:00.25", "2026-03-08 01:30:00",
+                            "2026-03-08 03:30:00"}) {
+    w.Exec(std::string("INSERT INTO cminmsgs (cminmsgs_clob_msg, cminmsgs_date_received) VALUES "
+                       "('<MSG/>', '") +
+           local + "')");
+  }
+  const std::string url = server_->Url(db_, "capture", "pw");
+  MariaDbMailbox berlin(*ParseMariaDbUrl(url), "cminmsgs", MailboxColumns{}, SystemClock::Default(),
+                        Zone("Europe/Berlin"));
+  auto b = ReceivedBy(berlin);
+  EXPECT_EQ(b[1], 1'774'744'200 * kSecond);            // 2026-03-29T00:30:00Z
+  EXPECT_EQ(b[2], 1'774'747'800 * kSecond + 250'000);  // 2026-03-29T01:30:00.25Z
+  MariaDbMailbox new_york(*ParseMariaDbUrl(url), "cminmsgs", MailboxColumns{},
+                          SystemClock::Default(), Zone("America/New_York"));
+  auto n = ReceivedBy(new_york);
+  EXPECT_EQ(n[3], 1'772'951'400 * kSecond);  // 2026-03-08T06:30:00Z
+  EXPECT_EQ(n[4], 1'772'955'000 * kSecond);  // 2026-03-08T07:30:00Z
+
+  // A TIMESTAMP column holds an instant: no zone applied on top.
+  server_->Sql(db_,
+               "CREATE TABLE ts_mailbox (cminmsgs_id BIGINT AUTO_INCREMENT PRIMARY KEY, "
+               "cminmsgs_clob_msg LONGTEXT NOT NULL, cminmsgs_date_received TIMESTAMP(6) NULL) "
+               "ENGINE=InnoDB;"
+               "GRANT SELECT ON `" +
+                   db_ + "`.ts_mailbox TO 'capture'@'%';");
+  w.Exec("SET SESSION time_zone = '+02:00'");
+  w.Exec(
+      "INSERT INTO ts_mailbox (cminmsgs_clob_msg, cminmsgs_date_received) VALUES "
+      "('<MSG/>', '2026-03-29 03:30:00')");
+  MariaDbMailbox ts(*ParseMariaDbUrl(url), "ts_mailbox", MailboxColumns{}, SystemClock::Default(),
+                    Zone("Europe/Berlin"));
+  EXPECT_EQ(ReceivedBy(ts)[1], 1'774'747'800 * kSecond);  // 2026-03-29T01:30:00Z
+}
+
+// The processed mark writes the mailbox zone's wall-clock reading into a
+// DATETIME column and reads it back as the same instant.
+TEST_F(MariaDbMarksTest, TheMarkWritesTheMailboxTimeZonesLocalTime) {
+  Writer w(WriterUrl());
+  for (int i = 1; i <= 2; ++i) w.Insert("<MSG/>");
+  auto marks =
+      std::make_unique<MariaDbMailboxMarks>(*ParseMariaDbUrl(server_->Url(db_, "marker", "pw")),
+                                            "cminmsgs", MailboxColumns{}, Zone("Europe/Berlin"));
+  const MicrosSinceEpoch winter = 1'774'744'200 * kSecond;      // 2026-03-29T00:30:00Z
+  const MicrosSinceEpoch summer = 1'774'747'800 * kSecond + 7;  // 2026-03-29T01:30:00.000007Z
+  std::vector<MailboxMarkSeen> seen;
+  Status s =
+      marks->MarkFromNull(std::vector<MarkRequest>{{1, winter}, {2, summer}}, "PROCESSED", &seen);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(Row(1), "2026-03-29 01:30:00.000000\tPROCESSED\n");
+  EXPECT_EQ(Row(2), "2026-03-29 03:30:00.000007\tPROCESSED\n");
+  seen.clear();
+  ASSERT_TRUE(marks->MarkFromNull(std::vector<MarkRequest>{{1, 0}, {2, 0}}, "AGAIN", &seen).ok());
+  std::map<std::int64_t, MailboxMarkSeen> by_id;
+  for (const auto& x : seen) by_id[x.id] = x;
+  EXPECT_EQ(by_id[1].kind, MailboxMarkSeen::Kind::kFound);
+  EXPECT_EQ(by_id[1].processed, std::optional<MicrosSinceEpoch>(winter));
+  EXPECT_EQ(by_id[2].processed, std::optional<MicrosSinceEpoch>(summer));
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <pqxx/pqxx>
@@ -187,6 +188,37 @@ TEST_F(MarkJobTest, OnlyTerminalRowsAreMarkedAndOnlyFromNull) {
   // mark as it is: the row is not to do again.
   pg_->Psql(own_db_, "UPDATE proc_state SET state = 'SUCCEEDED' WHERE msg_id = 3");
   EXPECT_EQ(job.Step(epoch_)->taken, 0);
+}
+
+// mailbox.time-zone: a TIMESTAMP (without time zone) processed column
+// receives the zone's wall-clock reading, across a DST change, and a re-run
+// reads its own mark back as the instant written.
+TEST_F(MarkJobTest, TheMarkWritesTheMailboxTimeZonesLocalTime) {
+  Mailbox(1);
+  Mailbox(2);
+  PgMailboxMarks berlin(pg_->Url(mailbox_db_), "cminmsgs", MailboxColumns{}, "Europe/Berlin");
+  const MicrosSinceEpoch winter = 1'774'744'200'000'000;  // 2026-03-29T00:30:00Z (CET)
+  const MicrosSinceEpoch summer = 1'774'747'800'000'007;  // 2026-03-29T01:30:00.000007Z (CEST)
+  std::vector<MailboxMarkSeen> seen;
+  Status s =
+      berlin.MarkFromNull(std::vector<MarkRequest>{{1, winter}, {2, summer}}, "PROCESSED", &seen);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  {
+    pqxx::connection c(pg_->Url(mailbox_db_));
+    pqxx::nontransaction nt(c);
+    const pqxx::result r =
+        nt.exec("SELECT cminmsgs_date_processed::text FROM cminmsgs ORDER BY cminmsgs_id");
+    ASSERT_EQ(r.size(), 2u);
+    EXPECT_EQ(r[0][0].as<std::string>(), "2026-03-29 01:30:00");
+    EXPECT_EQ(r[1][0].as<std::string>(), "2026-03-29 03:30:00.000007");
+  }
+  seen.clear();
+  ASSERT_TRUE(berlin.MarkFromNull(std::vector<MarkRequest>{{1, 0}, {2, 0}}, "AGAIN", &seen).ok());
+  std::map<std::int64_t, MailboxMarkSeen> by_id;
+  for (const auto& x : seen) by_id[x.id] = x;
+  EXPECT_EQ(by_id[1].kind, MailboxMarkSeen::Kind::kFound);
+  EXPECT_EQ(by_id[1].processed, std::optional<MicrosSinceEpoch>(winter));
+  EXPECT_EQ(by_id[2].processed, std::optional<MicrosSinceEpoch>(summer));
 }
 
 TEST_F(MarkJobTest, WorksInBoundedBatchesOldestIntentFirst) {

@@ -47,10 +47,21 @@ TEST_F(ConfigTest, DefaultsMatchSpec) {
   EXPECT_EQ(c->capture_max_commit_delay, Millis{300000});
   EXPECT_EQ(c->history_keep_days, 2);
   EXPECT_EQ(c->airport_timezone, "Asia/Shanghai");
+  // mailbox.time-zone not set: the airport's zone.
+  EXPECT_EQ(c->mailbox_time_zone, "");
+  EXPECT_EQ(MailboxTimeZone(*c), "Asia/Shanghai");
   EXPECT_EQ(c->topic_msg, "msgx.flight.events");
   EXPECT_EQ(c->topic_schd, "msgx.flight.schedule");
   EXPECT_EQ(c->topic_ref, "msgx.reference");
   EXPECT_EQ(c->ignore_rules, (std::vector<std::string>{"LDM-*", "REGN-*", "RSTA-*", "EROR-*"}));
+}
+
+TEST_F(ConfigTest, TheMailboxTimeZoneIsItsOwnOnceSet) {
+  Result<Config> c = LoadConfig(
+      "", {{"MSGX_MAILBOX_TIME_ZONE", "Europe/Berlin"}, {"MSGX_AIRPORT_TIMEZONE", "UTC"}});
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(MailboxTimeZone(*c), "Europe/Berlin");
+  EXPECT_EQ(c->airport_timezone, "UTC");
 }
 
 TEST_F(ConfigTest, FileValueAndEnvOverrideThatBeatsIt) {
@@ -118,6 +129,8 @@ TEST_F(ConfigTest, BadValuesFailNamingTheKey) {
       {"MSGX_KAFKA_BOOTSTRAP_SERVERS", "not a host", "kafka.bootstrap-servers"},
       {"MSGX_SCHD_SNAPSHOT_MISSING_FIELDS", "drop", "schd.snapshot-missing-fields"},
       {"MSGX_AIRPORT_TIMEZONE", "Mars/Olympus", "airport.timezone"},
+      {"MSGX_MAILBOX_TIME_ZONE", "Mars/Olympus", "mailbox.time-zone"},
+      {"MSGX_MAILBOX_TIME_ZONE", "../etc/passwd", "mailbox.time-zone"},
       {"MSGX_MAILBOX_TABLE", "cminmsgs; drop table x", "mailbox.table"},
       {"MSGX_CODEC_MAX_BYTES", "-5", "codec.max-bytes"},
       {"MSGX_IGNORE_RULES", "LDM", "ignore.rules"},
