@@ -3,7 +3,10 @@
 // docs/operations.md#local-services-msgx-dev), and the corpus loader
 // (tools/corpus_loader.h).
 //
-//   up [--pg-port N] [--redis-port N]   start what is not running; exit 0
+//   up [--pg-port N] [--redis-port N] [--mailbox postgresql|mariadb]
+//      [--mariadb-port N]               start what is not running; exit 0
+//                                       (--mailbox mariadb: the mailbox on a
+//                                       local MariaDB, which `env` then names)
 //   down [--purge]                      stop what up started (--purge: and
 //                                       delete dev.dir)
 //   env                                 print `export MSGX_…=…` lines; exit 1
@@ -41,6 +44,8 @@ std::string DefaultCorpus() { return DataDir("corpus", MSGX_DEFAULT_CORPUS_DIR);
 struct DevFlags {
   int pg_port = 0;
   int redis_port = 0;
+  std::string mailbox = "postgresql";
+  int mariadb_port = 0;
   bool purge = false;
   std::string kafka_dir;
   int brokers = 1;
@@ -52,6 +57,8 @@ DevOptions OptionsFrom(const Config& config, const DevFlags& flags) {
   o.dir = config.dev_dir;
   o.pg_port = flags.pg_port;
   o.redis_port = flags.redis_port;
+  o.mailbox = flags.mailbox;
+  o.mariadb_port = flags.mariadb_port;
   o.self_exe = SelfExe();
   o.topics = {config.topic_msg, config.topic_schd, config.topic_ref};
   return o;
@@ -67,6 +74,11 @@ void RegisterDev(CLI::App& root, const GlobalOptions& global, int* exit_code) {
   CLI::App* up = dev->add_subcommand("up", "Start local PostgreSQL, Redis and Kafka (mock)");
   up->add_option("--pg-port", flags->pg_port, "PostgreSQL port (default: last used, or free)");
   up->add_option("--redis-port", flags->redis_port, "Redis port (default: last used, or free)");
+  up->add_option("--mailbox", flags->mailbox, "Where the mailbox lives: postgresql or mariadb")
+      ->check(CLI::IsMember({"postgresql", "mariadb"}))
+      ->capture_default_str();
+  up->add_option("--mariadb-port", flags->mariadb_port,
+                 "MariaDB port with --mailbox mariadb (default: last used, or free)");
   up->callback([&global, exit_code, flags] {
     Result<Config> config = LoadAndInit(global);
     if (!config.ok()) {

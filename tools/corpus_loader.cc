@@ -12,6 +12,9 @@
 #include <pqxx/pqxx>
 #include <sstream>
 
+#include "base/mariadb_url.h"
+#include "stream/mariadb/mariadb_session.h"
+
 namespace msgx::app {
 namespace {
 
@@ -306,6 +309,60 @@ LoadPlan PlanCorpusLoad(std::vector<CorpusFile> files, const LocalTime& now, int
   return plan;
 }
 
+namespace {
+
+// The same load into a MariaDB/MySQL mailbox, in one transaction; a named
+// lock (GET_LOCK, no privilege needed) serialises concurrent loads.
+Result<LoadPlan> LoadIntoMariaDb(std::vector<CorpusFile> files, const std::string& mailbox_url,
+                                 const std::string& table, const LocalTime& now) {
+  Result<MariaDbUrl> url = ParseMariaDbUrl(mailbox_url);
+  if (!url.ok()) return url.status();
+  MariaDbSession session(std::move(url).value(), MariaDbSession::Options{false, "+00:00"});
+  auto run = [&session](const std::string& sql, std::vector<MariaDbRow>* rows = nullptr) {
+    return session.Run("load", sql, rows);
+  };
+  const std::string t = MariaDbSession::QuoteName(table);
+  std::vector<MariaDbRow> got;
+  if (Status s = run("SELECT GET_LOCK('msgx dev load', 60)", &got); !s.ok()) return s;
+  if (got.empty() || got[0].at(0).value_or("0") != "1") {
+    return Status::Infra("mailbox: another load holds the lock");
+  }
+  got.clear();
+  Status s = run("START TRANSACTION");
+  if (s.ok()) s = run("SELECT COALESCE(MAX(cminmsgs_subsystem_sequence), 0) FROM " + t, &got);
+  if (!s.ok()) return s;
+  const std::optional<std::int64_t> max = got.empty() ? std::nullopt : MariaDbInt(got[0].at(0));
+  if (!max) return Status::Infra("mailbox: no highest SEQN");
+  LoadPlan plan = PlanCorpusLoad(std::move(files), now, static_cast<int>(*max % kSeqnMax + 1));
+  const std::string received = MariaDbSession::Quote(SqlTimestamp(now));
+  for (const MailboxRow& r : plan.rows) {
+    std::string sql = "INSERT INTO " + t +
+                      " (cminmsgs_clob_msg, cminmsgs_date_received, cminmsgs_subsystem_name,"
+                      " cminmsgs_subsystem_sequence, cminmsgs_subsystem_date_sent,"
+                      " cminmsgs_subsystem_subtype, cminmsgs_subsystem_type, cminmsgs_status)"
+                      " VALUES (";
+    for (const std::string& v :
+         {MariaDbSession::Quote(r.xml), received, MariaDbSession::Quote(r.sndr.substr(0, 4)),
+          std::to_string(r.seqn),
+          r.sent_at.empty() ? std::string("NULL") : MariaDbSession::Quote(r.sent_at),
+          MariaDbSession::Quote(r.styp.substr(0, 4)), MariaDbSession::Quote(r.type.substr(0, 4))}) {
+      sql += v;
+      sql += ", ";
+    }
+    sql += "'VALID')";
+    s = run(sql);
+    if (!s.ok()) {
+      (void)run("ROLLBACK");
+      return s;
+    }
+  }
+  if (s = run("COMMIT"); !s.ok()) return s;
+  (void)run("SELECT RELEASE_LOCK('msgx dev load')");
+  return plan;
+}
+
+}  // namespace
+
 Result<LoadPlan> LoadCorpus(const std::string& corpus_dir, const std::string& mailbox_url,
                             const std::string& table, const std::string& timezone,
                             const Clock& clock) {
@@ -324,6 +381,7 @@ Result<LoadPlan> LoadCorpus(const std::string& corpus_dir, const std::string& ma
   Result<TimeZone> zone = TimeZone::Load(timezone);
   if (!zone.ok()) return zone.status();
   LocalTime now = AirportLocalTime(clock.NowMicros(), *zone);
+  if (IsMariaDbUrl(mailbox_url)) return LoadIntoMariaDb(std::move(files), mailbox_url, table, now);
   try {
     pqxx::connection conn(mailbox_url);
     pqxx::work w(conn);

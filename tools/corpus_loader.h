@@ -26,8 +26,12 @@
 // malformed ABNR-ADD-1.xml, arrives as it was.
 //
 // Rows are inserted in that order in one transaction, with status VALID,
-// date_received = the load time, and the subsystem columns from META (SNDR,
-// SEQN, DTTM, STYP, TYPE), as an upstream AODB would.
+// date_received = the load time in airport time (a zone-less reading, as the
+// AODB writes; capture reads it in mailbox.time-zone, whose default is the
+// airport's), and the subsystem columns from META (SNDR, SEQN, DTTM, STYP,
+// TYPE), as an upstream AODB would. A mysql:// or mariadb:// mailbox_url
+// loads a MariaDB/MySQL mailbox the same way (MariaDbSession; the account
+// needs SELECT and INSERT on the table).
 //
 // Thread-safety: PlanCorpusLoad and AirportLocalTime are pure; LoadCorpus
 // may be called from any thread.

@@ -1,5 +1,6 @@
 #include "tools/dev_services.h"
 
+#include <pwd.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -124,6 +125,12 @@ Status DevServices::Up(std::ostream& out) {
   if (Status s = UpPostgres(out); !s.ok()) return s;
   if (Status s = UpRedis(out); !s.ok()) return s;
   if (Status s = UpKafka(out); !s.ok()) return s;
+  if (o_.mailbox == "mariadb") {
+    if (Status s = UpMariaDb(out); !s.ok()) return s;
+  } else if (o_.mailbox != "postgresql") {
+    return Status::Config("--mailbox " + o_.mailbox + ": must be postgresql or mariadb");
+  }
+  if (Status s = WriteSmallFile(Path("mailbox"), o_.mailbox); !s.ok()) return s;
   out << "dev services are up in " << o_.dir << "; eval \"$(msgx dev env)\" to use them\n";
   return Status::Ok();
 }
@@ -334,10 +341,130 @@ Status DevServices::UpKafka(std::ostream& out) {
   return Status::Ok();
 }
 
+namespace {
+
+// The OS user mariadbd and its tools run as: `mysql` when we are root.
+Result<std::optional<UserIds>> MariaDbRunAs() {
+  if (!RunningAsRoot()) return std::optional<UserIds>();
+  Result<UserIds> my = LookupUser("mysql");
+  if (!my.ok()) return Status::Config("running as root, but there is no mysql user");
+  return std::optional<UserIds>(*my);
+}
+
+}  // namespace
+
+Result<std::string> DevServices::MariaDbAdmin(const std::string& sql) const {
+  // As this process's user through the socket: root (unix_socket) when
+  // root, else the account mariadb-install-db made for the user who ran it.
+  const passwd* pw = getpwuid(geteuid());
+  const std::string me = pw != nullptr ? pw->pw_name : "root";
+  SpawnOptions o;
+  o.argv = {"mariadb", "--no-defaults",
+            "-S",      Path("mariadb/mysqld.sock"),
+            "-u" + me, "-N",
+            "-B",      "--default-character-set=utf8mb4"};
+  Result<CommandOutput> r = RunCommand(o, sql, std::chrono::seconds(60));
+  if (!r.ok()) return r.status();
+  if (!r->status.ok()) return Status::Infra("mariadb: " + r->err);
+  return r->out;
+}
+
+Status DevServices::UpMariaDb(std::ostream& out) {
+  Result<std::optional<UserIds>> run_as = MariaDbRunAs();
+  if (!run_as.ok()) return run_as.status();
+  const std::string run_dir = Path("mariadb");
+  const std::string data = run_dir + "/data";
+  pid_t pid = static_cast<pid_t>(ReadInt(Path("mariadb.pid")));
+  if (PidRuns(pid, "mariadbd")) {
+    out << "mariadb: already running on 127.0.0.1:" << ReadInt(Path("mariadb.port")) << " (pid "
+        << pid << ")\n";
+    return EnsureMariaDbMailbox(out);
+  }
+  std::error_code ec;
+  fs::create_directories(run_dir, ec);
+  if (ec) return Status::Infra("mkdir " + run_dir + ": " + ec.message());
+  chmod(run_dir.c_str(), 0700);
+  if (*run_as && chown(run_dir.c_str(), (*run_as)->uid, (*run_as)->gid) != 0) {
+    return Status::Infra("chown " + run_dir + ": " + std::strerror(errno));
+  }
+  if (!fs::exists(data + "/mysql")) {
+    SpawnOptions init;
+    init.argv = {"mariadb-install-db", "--no-defaults",
+                 "--datadir=" + data,  "--auth-root-authentication-method=socket",
+                 "--skip-test-db",     "--skip-name-resolve"};
+    init.run_as = *run_as;
+    init.working_dir = run_dir;
+    Result<CommandOutput> r = RunCommand(init);
+    if (!r.ok()) return r.status();
+    if (!r->status.ok()) {
+      return Status::Infra("mariadb-install-db failed (can the mysql user reach " + o_.dir +
+                           "?):\n" + r->out + r->err);
+    }
+    out << "mariadb: initialised " << data << "\n";
+  }
+  Result<int> port = ChoosePort(o_.mariadb_port, Path("mariadb.port"));
+  if (!port.ok()) return port.status();
+  SpawnOptions o;
+  o.argv = {"mariadbd",
+            "--no-defaults",
+            "--datadir=" + data,
+            "--socket=" + run_dir + "/mysqld.sock",
+            "--port=" + std::to_string(*port),
+            "--bind-address=127.0.0.1",
+            "--pid-file=" + run_dir + "/mariadbd.pid",
+            "--log-error=" + run_dir + "/mariadb.log",
+            "--skip-name-resolve",
+            "--skip-log-bin",
+            "--character-set-server=utf8mb4",
+            "--collation-server=utf8mb4_bin",
+            "--max-allowed-packet=64M",
+            "--innodb-buffer-pool-size=64M"};
+  o.run_as = *run_as;
+  o.working_dir = run_dir;
+  o.stdout_path = "/dev/null";
+  o.stderr_path = o.stdout_path;
+  o.new_session = true;
+  Result<pid_t> spawned = Spawn(o);
+  if (!spawned.ok()) return spawned.status();
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  for (;;) {
+    if (std::optional<ExitStatus> gone = PollExit(*spawned)) {
+      Result<std::string> log = ReadFileToString(run_dir + "/mariadb.log");
+      return Status::Infra("mariadbd exited (" + std::to_string(gone->code) +
+                           "): " + (log.ok() ? *log : ""));
+    }
+    if (MariaDbAdmin("SELECT 1").ok()) break;
+    if (std::chrono::steady_clock::now() > deadline) {
+      (void)StopProcess(*spawned, SIGTERM, std::chrono::seconds(20));
+      return Status::Infra("mariadbd not answering on port " + std::to_string(*port));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  if (Status s = WriteSmallFile(Path("mariadb.port"), std::to_string(*port)); !s.ok()) return s;
+  if (Status s = WriteSmallFile(Path("mariadb.pid"), std::to_string(*spawned)); !s.ok()) return s;
+  out << "mariadb: started on 127.0.0.1:" << *port << " (pid " << *spawned << ")\n";
+  return EnsureMariaDbMailbox(out);
+}
+
+Status DevServices::EnsureMariaDbMailbox(std::ostream& out) {
+  const std::string db = kDevMailboxDb;
+  const std::string who = std::string("'") + kDevMariaDbUser + "'@'%'";
+  Result<std::string> r = MariaDbAdmin(
+      "CREATE DATABASE IF NOT EXISTS " + db + " CHARACTER SET utf8mb4 COLLATE utf8mb4_bin;\n" +
+      "USE " + db + ";\n" + kLocalMariaDbMailboxDdl + "\nCREATE USER IF NOT EXISTS " + who +
+      " IDENTIFIED BY '" + kDevMariaDbPassword + "';\nGRANT SELECT, INSERT ON " + db +
+      ".cminmsgs TO " + who + ";\nGRANT UPDATE (cminmsgs_date_processed, cminmsgs_status) ON " +
+      db + ".cminmsgs TO " + who + ";\n");
+  if (!r.ok()) return Status::Infra("mariadb: preparing the mailbox: " + r.status().message());
+  out << "mariadb: mailbox " << db << ".cminmsgs ready (account " << kDevMariaDbUser << ")\n";
+  return Status::Ok();
+}
+
 Status DevServices::Down(std::ostream& out, bool purge) {
   Status first;
-  for (const Status& s : {DownByPidFile("kafka", "dev kafka", out),
-                          DownByPidFile("redis", "redis-server", out), DownPostgres(out)}) {
+  for (const Status& s :
+       {DownByPidFile("kafka", "dev kafka", out), DownByPidFile("redis", "redis-server", out),
+        DownByPidFile("mariadb", "mariadbd", out), DownPostgres(out)}) {
     if (!s.ok() && first.ok()) first = s;
   }
   std::error_code ec;
@@ -419,7 +546,17 @@ Result<std::string> DevServices::EnvExports() const {
     s += "export " + name + "=" + ShellQuote(value) + "\n";
   };
   line("MSGX_POSTGRES_URL", pg + kDevOwnDb);
-  line("MSGX_MAILBOX_URL", pg + kDevMailboxDb);
+  if (ReadSmallFile(Path("mailbox")).value_or("") == "mariadb") {
+    const int port = ReadInt(Path("mariadb.port"));
+    if (port == 0 || !PidRuns(static_cast<pid_t>(ReadInt(Path("mariadb.pid"))), "mariadbd")) {
+      return Status::NotFound("the dev MariaDB mailbox is not up in " + o_.dir +
+                              "; run `msgx dev up --mailbox mariadb`");
+    }
+    line("MSGX_MAILBOX_URL", std::string("mysql://") + kDevMariaDbUser + ":" + kDevMariaDbPassword +
+                                 "@127.0.0.1:" + std::to_string(port) + "/" + kDevMailboxDb);
+  } else {
+    line("MSGX_MAILBOX_URL", pg + kDevMailboxDb);
+  }
   line("MSGX_REDIS_URL", "redis://127.0.0.1:" + std::to_string(redis_port) + "/0");
   line("MSGX_KAFKA_BOOTSTRAP_SERVERS", *bootstrap);
   line("MSGX_STATE_DIR", Path("state"));

@@ -9,6 +9,10 @@
 //   redis/ redis.log redis.port redis.pid
 //   kafka.log kafka.pid kafka.bootstrap   (`msgx dev kafka`, detached)
 //   state/             suggested state.dir (MSGX_STATE_DIR)
+//   mariadb/           with --mailbox mariadb: data/ (mariadb-install-db),
+//                      mysqld.sock, mariadb.log; owned by `mysql` when root
+//   mariadb.port mariadb.pid
+//   mailbox            which mailbox `env` names: postgresql or mariadb
 //
 // Up():
 //   - PostgreSQL: initdb once, then `pg_ctl start -w` on 127.0.0.1 (TCP
@@ -21,6 +25,13 @@
 //   - redis-server without persistence, detached (setsid).
 //   - `msgx dev kafka` detached: librdkafka's mock cluster with the three
 //     topics; its bootstrap address lands in kafka.bootstrap.
+//   - with mailbox = "mariadb": Debian's mariadbd on a throwaway datadir
+//     (mariadb-install-db once) on 127.0.0.1 and a free port, detached;
+//     database `aodb` with `cminmsgs` in the MariaDB shape
+//     (kLocalMariaDbMailboxDdl) and the least-privilege account
+//     msgx:msgx (SELECT, INSERT, UPDATE of the two mark columns:
+//     docs/operations.md#running-against-mariadbmysql). PostgreSQL still
+//     runs: it holds msgx's own database.
 //   Idempotent: a service found running is reported and left alone.
 // Down(): stops exactly what Up() started, by the recorded pids (checked
 //   against the program's command line, so a recycled pid is never
@@ -40,11 +51,13 @@
 namespace msgx::app {
 
 struct DevOptions {
-  std::string dir;                  // dev.dir; made absolute
-  int pg_port = 0;                  // 0 = the last one used, else a free one
-  int redis_port = 0;               // likewise
-  std::string self_exe;             // the msgx binary, to spawn `msgx dev kafka`
-  std::vector<std::string> topics;  // created by `msgx dev kafka`
+  std::string dir;                     // dev.dir; made absolute
+  int pg_port = 0;                     // 0 = the last one used, else a free one
+  int redis_port = 0;                  // likewise
+  std::string self_exe;                // the msgx binary, to spawn `msgx dev kafka`
+  std::vector<std::string> topics;     // created by `msgx dev kafka`
+  std::string mailbox = "postgresql";  // or "mariadb": where the mailbox lives
+  int mariadb_port = 0;                // like pg_port
 };
 
 class DevServices {
@@ -63,6 +76,10 @@ class DevServices {
   Status EnsureDatabases(int port, std::ostream& out);
   Status UpRedis(std::ostream& out);
   Status UpKafka(std::ostream& out);
+  Status UpMariaDb(std::ostream& out);
+  Status EnsureMariaDbMailbox(std::ostream& out);
+  // Runs `sql` as the server's administrator through its socket.
+  Result<std::string> MariaDbAdmin(const std::string& sql) const;
   Status DownPostgres(std::ostream& out);
   Status DownByPidFile(const std::string& name, const std::string& program, std::ostream& out);
 
@@ -74,5 +91,8 @@ class DevServices {
 // Names of the mailbox and own databases that Up() creates.
 inline constexpr const char* kDevOwnDb = "msgx";
 inline constexpr const char* kDevMailboxDb = "aodb";
+// The MariaDB mailbox's account (least privilege) that `env` names.
+inline constexpr const char* kDevMariaDbUser = "msgx";
+inline constexpr const char* kDevMariaDbPassword = "msgx";
 
 }  // namespace msgx::app
