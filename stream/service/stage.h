@@ -50,18 +50,26 @@ struct StepOutcome {
   static StepOutcome FromStatus(const Status& s);
 };
 
+// A stage's place in the drain (StageRunner::BeginDrain): kStopAtDrain
+// stops when the drain begins (capture, intake, the jobs: they take new
+// rows); a stage of order n >= 0 drains once every stage of a lower order
+// (kStopAtDrain included) has ended.
+inline constexpr int kStopAtDrain = -1;
+
 // What the runner needs to know of a stage besides its step.
 struct StagePolicy {
   bool needs_leadership = false;  // steps only while this process leads
-  Millis idle_wait{1000};         // an idle stage's wait when nobody wakes it
-  std::vector<Millis> backoff;    // outage backoff steps (base/backoff.h)
+  int drain_order = kStopAtDrain;
+  Millis idle_wait{1000};       // an idle stage's wait when nobody wakes it
+  std::vector<Millis> backoff;  // outage backoff steps (base/backoff.h)
   Millis backoff_cap{30'000};
 
   // A stage that polls every `poll_interval` when idle and, stalled, backs
   // off from `poll_interval` doubling up to 30 s
   // (docs/configuration.md#backoff).
-  static StagePolicy Polling(Millis poll_interval, bool needs_leadership) {
-    return {needs_leadership, poll_interval, {poll_interval}, Millis(30'000)};
+  static StagePolicy Polling(Millis poll_interval, bool needs_leadership,
+                             int drain_order = kStopAtDrain) {
+    return {needs_leadership, drain_order, poll_interval, {poll_interval}, Millis(30'000)};
   }
 };
 

@@ -50,6 +50,9 @@ struct StageRunner::Entry {
   std::atomic<std::int64_t> steps{0};
   std::atomic<std::int64_t> stalls{0};
   std::atomic<std::int64_t> step_micros{0};
+  std::atomic<std::int64_t> step_started{-1};  // monotonic micros while in Step(), else -1
+  std::atomic<bool> ended{false};              // the loop has returned
+  std::atomic<bool> drained{false};            // it ended drained
   mutable std::mutex mu;
   StageHealth health;  // name, state, reason, since: guarded by mu
   Counter* m_steps = nullptr;
@@ -143,20 +146,69 @@ void StageRunner::SetState(Entry* e, StageState s, std::string reason) {
 }
 
 void StageRunner::Loop(Entry* e) {
+  Steps(e);
+  e->ended = true;
+  // A stage downstream of this one may drain now: wake every stage.
+  for (auto& other : entries_) other->wake.Notify();
+  if (options_.ended != nullptr) options_.ended->Notify();
+}
+
+bool StageRunner::DrainTimedOut() const {
+  return draining_.load() && options_.clock->MonotonicMicros() >= drain_deadline_.load();
+}
+
+bool StageRunner::UpstreamEnded(const Entry* e) const {
+  for (const auto& other : entries_) {
+    if (other->policy.drain_order < e->policy.drain_order && !other->ended.load()) return false;
+  }
+  return true;
+}
+
+MicrosSinceEpoch StageRunner::CutAtDrainBound(MicrosSinceEpoch t) const {
+  if (!draining_.load()) return t;
+  const Clock* clock = options_.clock;
+  const std::int64_t left =
+      std::max<std::int64_t>(drain_deadline_.load() - clock->MonotonicMicros(), 0);
+  return std::min(t, clock->NowMicros() + left);
+}
+
+void StageRunner::Steps(Entry* e) {
   const std::string& name = e->health.name;
   const StagePolicy& p = e->policy;
   const Clock* clock = options_.clock;
   int failures = 0;  // consecutive stalled steps
-  auto wait_until = [&](MicrosSinceEpoch t) { return options_.waiter->WaitUntil(&e->wake, t); };
+  auto wait_until = [&](MicrosSinceEpoch t) {
+    return options_.waiter->WaitUntil(&e->wake, CutAtDrainBound(t));
+  };
   auto idle_deadline = [&] { return clock->NowMicros() + p.idle_wait.count() * 1000; };
+  // Ends a stage of drain_order >= 0 that did not drain, saying what held it.
+  auto undrained = [&](const std::string& why) {
+    std::string was;
+    {
+      std::lock_guard<std::mutex> lock(e->mu);
+      was = std::string(StageStateName(e->health.state));
+      if (!e->health.reason.empty()) was += ": " + e->health.reason;
+    }
+    SetState(e, StageState::kStopped, "undrained (" + why + ", was " + was + ")");
+  };
   while (!e->wake.stopped()) {
+    // Whether this step can drain the stage: read before it begins, so
+    // that it sees everything the stages upstream left.
+    bool can_drain = false;
+    if (draining_.load()) {
+      if (DrainTimedOut()) return undrained("the drain bound passed");
+      can_drain = UpstreamEnded(e);
+    }
     if (p.needs_leadership && options_.leading && !options_.leading()) {
+      // Nothing to drain here: whoever leads writes it.
+      if (draining_.load()) return undrained("not leading");
       SetState(e, StageState::kNotLeading, "not leading");
       if (!wait_until(idle_deadline())) break;
       continue;
     }
     StepOutcome r;
     const std::int64_t t0 = clock->MonotonicMicros();
+    e->step_started = t0;
     try {
       r = e->stage->Step();
     } catch (const std::exception& ex) {
@@ -164,6 +216,7 @@ void StageRunner::Loop(Entry* e) {
     } catch (...) {
       r = StepOutcome::Failed("unknown exception");
     }
+    e->step_started = -1;
     const std::int64_t spent = clock->MonotonicMicros() - t0;
     e->steps.fetch_add(1);
     e->step_micros.fetch_add(spent);
@@ -180,6 +233,11 @@ void StageRunner::Loop(Entry* e) {
         SetState(e, StageState::kRunning, "");
         continue;
       case StepOutcome::Kind::kIdle:
+        if (can_drain && p.drain_order >= 0) {
+          e->drained = true;
+          SetState(e, StageState::kStopped, "drained");
+          return;
+        }
         SetState(e, StageState::kIdle, "");
         if (!wait_until(idle_deadline())) break;
         continue;
@@ -209,7 +267,52 @@ void StageRunner::Loop(Entry* e) {
     }
     break;  // a wait ended because the stage was stopped
   }
+  if (draining_.load() && p.drain_order >= 0) return undrained("stopped");
   SetState(e, StageState::kStopped, "");
+}
+
+void StageRunner::BeginDrain(Millis bound) {
+  if (draining_.load()) return;
+  drain_deadline_ = options_.clock->MonotonicMicros() + bound.count() * 1000;
+  draining_ = true;
+  for (auto& e : entries_) {
+    if (e->policy.drain_order < 0) {
+      e->wake.Stop();
+    } else {
+      e->wake.Notify();
+    }
+  }
+}
+
+bool StageRunner::AllEnded() const {
+  return std::all_of(entries_.begin(), entries_.end(),
+                     [](const auto& e) { return e->ended.load(); });
+}
+
+std::vector<std::string> StageRunner::Undrained() const {
+  std::vector<std::string> out;
+  for (const auto& e : entries_) {
+    if (e->policy.drain_order < 0 || e->drained.load()) continue;
+    std::lock_guard<std::mutex> lock(e->mu);
+    if (e->health.state == StageState::kStopped) {
+      out.push_back(e->health.name + " " + e->health.reason);  // "undrained (…)"
+      continue;
+    }
+    std::string s = e->health.name + " (" + std::string(StageStateName(e->health.state));
+    if (!e->health.reason.empty()) s += ": " + e->health.reason;
+    out.push_back(s + ")");
+  }
+  return out;
+}
+
+std::vector<std::string> StageRunner::Stuck(Millis limit) const {
+  std::vector<std::string> out;
+  const std::int64_t now = options_.clock->MonotonicMicros();
+  for (const auto& e : entries_) {
+    const std::int64_t started = e->step_started.load();
+    if (started >= 0 && now - started > limit.count() * 1000) out.push_back(e->health.name);
+  }
+  return out;
 }
 
 std::vector<StageHealth> StageRunner::Health() const {

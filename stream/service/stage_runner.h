@@ -20,7 +20,16 @@
 //     msgx_stage_step_seconds_total, msgx_stage_stalled, msgx_stage_failed,
 //     each labelled {stage="<name>"}; and, from Start() to Stop(), at each
 //     scrape msgx_stage_lag_records{stage} for every stage whose figures
-//     have a "lag" (>= 0: the records waiting for it).
+//     have a "lag" (>= 0: the records waiting for it);
+//   - the drain (BeginDrain, docs/operations.md#stopping): stages of policy
+//     drain_order kStopAtDrain stop after their current step; a stage of
+//     order n >= 0 ends "drained" at its first idle step that began after
+//     every stage of a lower order had ended (so it has written everything
+//     they left for it); a stage that cannot (stalled, waiting, not
+//     leading) ends undrained when the bound passes, and its waits are cut
+//     at the bound; Undrained() names what was left;
+//   - hangs: Stuck(limit) names the stages whose current step has run
+//     longer than `limit` (the systemd watchdog stops pinging then).
 // Time and waiting go through the injected Clock and StageWaiter, so tests
 // drive the runner without sleeping.
 //
@@ -103,6 +112,9 @@ class StageRunner {
     // step of a stage that needs leadership; may be empty.
     std::function<void(std::string_view reason)> leader_stalled;
     Metrics* metrics = nullptr;  // null: Metrics::Global()
+    // Notified whenever a stage's loop ends (drained, stopped, failed), so
+    // a supervisor waiting for the drain wakes; may be null.
+    Stopper* ended = nullptr;
   };
   explicit StageRunner(Options options);
   ~StageRunner();
@@ -110,7 +122,7 @@ class StageRunner {
   StageRunner& operator=(const StageRunner&) = delete;
 
   // Adds a stage under a unique `name`. With `on_caller_thread`, Start()
-  // leaves it to a Run(name) call (the fold runs on the service's thread).
+  // leaves it to a Run(name) call (the unit tests step stages so).
   // REQUIRES: before Start().
   void Add(std::string name, std::unique_ptr<Stage> stage, StagePolicy policy,
            bool on_caller_thread = false);
@@ -124,6 +136,22 @@ class StageRunner {
   void Wake(std::string_view name);
   // Stops every stage after its current step and joins their threads.
   void Stop();
+  // Begins the drain, bounded by `bound` on the clock's monotonic reading:
+  // stops the kStopAtDrain stages after their current step and wakes the
+  // others. Once only; from any thread.
+  void BeginDrain(Millis bound);
+  bool draining() const { return draining_.load(); }
+  // True when every stage's loop has ended (each added stage was started
+  // or run).
+  bool AllEnded() const;
+  // The stages of drain_order >= 0 that have not drained: "name undrained
+  // (why, was state: reason)" for one that ended so, e.g. "dispatch
+  // KAFKA:msg undrained (the drain bound passed, was stalled: broker down)";
+  // "name (state: reason)" for one still running or failed.
+  std::vector<std::string> Undrained() const;
+  // The stages whose current step began more than `limit` ago (by the
+  // clock's monotonic reading).
+  std::vector<std::string> Stuck(Millis limit) const;
 
   std::vector<StageHealth> Health() const;
   // One line per stage that is not fit to serve: stalled, failed, or not
@@ -137,6 +165,13 @@ class StageRunner {
   struct Entry;
   Entry* Find(std::string_view name) const;
   void Loop(Entry* e);
+  // Loop's body; returns when the stage ends, with the reason to show.
+  void Steps(Entry* e);
+  // The drain: whether its bound has passed; whether every stage of a lower
+  // order than `e`'s has ended; `t` cut at the bound.
+  bool DrainTimedOut() const;
+  bool UpstreamEnded(const Entry* e) const;
+  MicrosSinceEpoch CutAtDrainBound(MicrosSinceEpoch t) const;
   void SetState(Entry* e, StageState s, std::string reason);
   // The "lag" figure of every stage, as msgx_stage_lag_records (a scrape hook).
   void PublishLag() const;
@@ -145,7 +180,9 @@ class StageRunner {
   std::vector<std::unique_ptr<Entry>> entries_;
   std::vector<std::thread> threads_;
   std::atomic<bool> failed_{false};
-  int lag_hook_ = -1;  // the scrape hook's id while started
+  std::atomic<bool> draining_{false};
+  std::atomic<std::int64_t> drain_deadline_{0};  // monotonic micros, once draining_
+  int lag_hook_ = -1;                            // the scrape hook's id while started
 };
 
 }  // namespace msgx

@@ -334,5 +334,182 @@ TEST_F(StageRunnerTest, StagesRunOnTheirOwnThreadsUntilStopped) {
   EXPECT_EQ(Entry(runner->Health(), "capture").state, StageState::kStopped);
 }
 
+// A stage that steps by a function (no script end, no service stop).
+class FnStage final : public Stage {
+ public:
+  explicit FnStage(std::function<StepOutcome()> step) : step_(std::move(step)) {}
+  StepOutcome Step() override {
+    ++steps;
+    return step_();
+  }
+  int steps = 0;
+
+ private:
+  std::function<StepOutcome()> step_;
+};
+
+class StageRunnerDrainTest : public StageRunnerTest {
+ protected:
+  // Adds a stage on the caller's thread; returns it to count its steps.
+  FnStage* AddStage(StageRunner* runner, const std::string& name, int drain_order,
+                    std::function<StepOutcome()> step, bool needs_leadership = false) {
+    auto stage = std::make_unique<FnStage>(std::move(step));
+    FnStage* raw = stage.get();
+    StagePolicy p = Policy();
+    p.drain_order = drain_order;
+    p.needs_leadership = needs_leadership;
+    runner->Add(name, std::move(stage), p, true);
+    return raw;
+  }
+};
+
+// Capture stops at once; the fold ends at its first idle step, the mirror
+// (after it) at its own; nothing is left.
+TEST_F(StageRunnerDrainTest, InputsStopAndEachOutputEndsAtItsFirstIdleStepAfterItsUpstream) {
+  auto runner = MakeRunner();
+  FnStage* capture =
+      AddStage(runner.get(), "capture", kStopAtDrain, [] { return StepOutcome::Idle(); });
+  std::deque<StepOutcome> fold_script{StepOutcome::Progressed(), StepOutcome::Progressed(),
+                                      StepOutcome::Idle()};
+  FnStage* fold = AddStage(runner.get(), "fold", 0, [&] {
+    StepOutcome r = fold_script.front();
+    fold_script.pop_front();
+    return r;
+  });
+  FnStage* mirror = AddStage(runner.get(), "mirror", 1, [] { return StepOutcome::Idle(); });
+  runner->BeginDrain(Millis(10'000));
+  EXPECT_TRUE(runner->draining());
+  EXPECT_FALSE(runner->AllEnded());
+  runner->Run("capture");
+  runner->Run("fold");
+  runner->Run("mirror");
+  EXPECT_EQ(capture->steps, 0);
+  EXPECT_EQ(fold->steps, 3);
+  EXPECT_EQ(mirror->steps, 1);
+  EXPECT_TRUE(runner->AllEnded());
+  EXPECT_TRUE(runner->Undrained().empty());
+  const auto hs = runner->Health();
+  EXPECT_EQ(Entry(hs, "capture").state, StageState::kStopped);
+  EXPECT_EQ(Entry(hs, "fold").reason, "drained");
+  EXPECT_EQ(Entry(hs, "mirror").reason, "drained");
+  EXPECT_EQ(clock_.MonotonicMicros(), 0);  // nobody waited for the clock
+  EXPECT_EQ(runner->ExitStatus(), 0);
+}
+
+// An idle step that began before the stage upstream ended may have missed
+// what it wrote last: only the next one drains.
+TEST_F(StageRunnerDrainTest, AnIdleStepThatBeganBeforeTheUpstreamEndedDoesNotDrain) {
+  auto runner = MakeRunner();
+  StageRunner* raw = runner.get();
+  AddStage(runner.get(), "fold", 0, [] { return StepOutcome::Idle(); });
+  bool first = true;
+  FnStage* applier = AddStage(runner.get(), "applier", 1, [&] {
+    if (first) {
+      first = false;
+      raw->Run("fold");  // the fold drains while this step runs
+    }
+    return StepOutcome::Idle();
+  });
+  runner->BeginDrain(Millis(10'000));
+  runner->Run("applier");
+  EXPECT_EQ(applier->steps, 2);
+  EXPECT_TRUE(runner->Undrained().empty());
+}
+
+// A mirror stalled on Redis holds the drain only until the bound (on the
+// injected clock): then it ends undrained, named with its reason.
+TEST_F(StageRunnerDrainTest, AStalledOutputEndsUndrainedWhenTheBoundPasses) {
+  auto runner = MakeRunner();
+  AddStage(runner.get(), "fold", 0, [] { return StepOutcome::Idle(); });
+  AddStage(runner.get(), "mirror", 1, [] { return StepOutcome::Stalled("redis down"); });
+  runner->BeginDrain(Millis(10'000));
+  runner->Run("fold");
+  runner->Run("mirror");
+  EXPECT_EQ(clock_.MonotonicMicros(), 10'000'000);  // the last wait was cut at the bound
+  EXPECT_EQ(runner->Undrained(),
+            (std::vector<std::string>{
+                "mirror undrained (the drain bound passed, was stalled: redis down)"}));
+  EXPECT_EQ(runner->ExitStatus(), 0);  // stopped, not failed: resumed at the next start
+}
+
+// A downstream stage whose upstream never ends never drains.
+TEST_F(StageRunnerDrainTest, AnOutputWhoseUpstreamHasNotEndedWaitsForTheBound) {
+  auto runner = MakeRunner();
+  AddStage(runner.get(), "fold", 0, [] { return StepOutcome::Idle(); });
+  FnStage* dispatch =
+      AddStage(runner.get(), "dispatch KAFKA:msg", 2, [] { return StepOutcome::Idle(); });
+  runner->BeginDrain(Millis(5'000));
+  runner->Run("dispatch KAFKA:msg");  // the fold has not run
+  EXPECT_GT(dispatch->steps, 1);
+  EXPECT_EQ(clock_.MonotonicMicros(), 5'000'000);
+  const auto left = runner->Undrained();
+  ASSERT_EQ(left.size(), 2U);
+  EXPECT_EQ(left[0], "fold (starting)");
+  EXPECT_EQ(left[1], "dispatch KAFKA:msg undrained (the drain bound passed, was idle)");
+}
+
+TEST_F(StageRunnerDrainTest, AStageThatFailsDuringTheDrainStillMakesTheExitStatusOne) {
+  auto runner = MakeRunner();
+  AddStage(runner.get(), "fold", 0, [] { return StepOutcome::Failed("bug"); });
+  FnStage* mirror = AddStage(runner.get(), "mirror", 1, [] { return StepOutcome::Idle(); });
+  runner->BeginDrain(Millis(10'000));
+  runner->Run("fold");
+  runner->Run("mirror");  // the fold has ended (failed): the mirror drains what there is
+  EXPECT_EQ(mirror->steps, 1);
+  EXPECT_EQ(runner->Undrained(), (std::vector<std::string>{"fold (failed: bug)"}));
+  EXPECT_EQ(runner->ExitStatus(), 1);
+}
+
+TEST_F(StageRunnerDrainTest, AStageThatDoesNotLeadEndsAtOnce) {
+  auto runner = MakeRunner([] { return false; });
+  FnStage* applier = AddStage(
+      runner.get(), "applier", 1, [] { return StepOutcome::Idle(); }, true);
+  runner->BeginDrain(Millis(10'000));
+  runner->Run("applier");
+  EXPECT_EQ(applier->steps, 0);
+  EXPECT_TRUE(waiter_.waits.empty());
+  EXPECT_EQ(runner->Undrained(),
+            (std::vector<std::string>{"applier undrained (not leading, was starting)"}));
+}
+
+// A second signal stops the service during the drain: every stage ends
+// after its step.
+TEST_F(StageRunnerDrainTest, AStopDuringTheDrainEndsTheStagesAtOnce) {
+  auto runner = MakeRunner();
+  AddStage(runner.get(), "fold", 0, [] { return StepOutcome::Idle(); });
+  FnStage* mirror = AddStage(runner.get(), "mirror", 1, [&] {
+    service_.Stop();
+    return StepOutcome::Stalled("redis down");
+  });
+  runner->BeginDrain(Millis(10'000));
+  runner->Run("fold");
+  runner->Run("mirror");
+  EXPECT_EQ(mirror->steps, 1);
+  EXPECT_EQ(clock_.MonotonicMicros(), 0);
+  EXPECT_EQ(runner->Undrained(),
+            (std::vector<std::string>{"mirror undrained (stopped, was stalled: redis down)"}));
+}
+
+// Stuck(limit) names a stage only while its step has run longer than limit.
+TEST_F(StageRunnerTest, StuckNamesAStageLongInOneStep) {
+  auto runner = MakeRunner();
+  StageRunner* raw = runner.get();
+  std::vector<std::string> at_3s_limit_2s;
+  std::vector<std::string> at_3s_limit_5s;
+  auto stage = std::make_unique<ScriptedStage>(std::deque<StepOutcome>{StepOutcome::Progressed()},
+                                               &service_, [&] {
+                                                 if (!at_3s_limit_2s.empty()) return;
+                                                 clock_.Advance(std::chrono::seconds(3));
+                                                 at_3s_limit_2s = raw->Stuck(Millis(2'000));
+                                                 at_3s_limit_5s = raw->Stuck(Millis(5'000));
+                                               });
+  runner->Add("mirror", std::move(stage), Policy(), true);
+  EXPECT_TRUE(runner->Stuck(Millis(0)).empty());  // not stepping
+  runner->Run("mirror");
+  EXPECT_EQ(at_3s_limit_2s, (std::vector<std::string>{"mirror"}));
+  EXPECT_TRUE(at_3s_limit_5s.empty());
+  EXPECT_TRUE(runner->Stuck(Millis(0)).empty());  // the step is over
+}
+
 }  // namespace
 }  // namespace msgx
