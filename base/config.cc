@@ -406,6 +406,9 @@ const std::vector<KeySpec>& Keys() {
                         },
                         [](const Config& c) { return std::to_string(c.codec_max_bytes); },
                         "byte size", ""});
+    k.push_back(Duration(
+        "shutdown.drain-timeout", [](Config& c) -> Millis& { return c.shutdown_drain_timeout; },
+        Millis{1000}));
     k.push_back(Duration("capture.max-commit-delay",
                          [](Config& c) -> Millis& { return c.capture_max_commit_delay; }));
     k.push_back(Integer<std::int64_t>(

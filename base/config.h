@@ -90,6 +90,9 @@ struct Config {
   Millis identity_window{30LL * 24 * 3'600'000};
   std::int64_t codec_max_bytes = 16LL * 1024 * 1024;
   Millis capture_max_commit_delay{5 * 60'000};
+  // How long SIGTERM's drain may take before the rest is stopped (floor 1s,
+  // docs/operations.md#stopping).
+  Millis shutdown_drain_timeout{30'000};
   std::int64_t capture_start_after_id = 0;
   int history_keep_days = 2;
   std::string history_sweep_at = "03:30";  // HH:MM airport time

@@ -49,17 +49,21 @@ bool Stopper::TakeNotification() {
   return was;
 }
 
-void StopOnTerminationSignals(Stopper* stopper) {
+void StopOnTerminationSignals(Stopper* first, Stopper* then) {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  std::thread([set, stopper] {
+  std::thread([set, first, then] {
     int sig = 0;
     sigwait(&set, &sig);
-    stopper->Stop();
+    first->Stop();
+    for (;;) {
+      sigwait(&set, &sig);
+      then->Stop();
+    }
   }).detach();
 }
 

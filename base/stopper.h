@@ -48,9 +48,11 @@ class Stopper {
 };
 
 // Blocks SIGTERM, SIGINT and SIGHUP in the calling thread (so in every thread
-// it starts afterwards) and starts a thread that waits for them and calls
-// stopper->Stop(). Call once, from main, before starting other threads.
-// REQUIRES: *stopper outlives the process's use of it.
-void StopOnTerminationSignals(Stopper* stopper);
+// it starts afterwards) and starts a thread that waits for them: the first
+// calls first->Stop(), every later one then->Stop() (`msgx run`: the first
+// begins the drain, a second stops at once, docs/operations.md#stopping).
+// Call once, from main, before starting other threads.
+// REQUIRES: both outlive the process's use of them.
+void StopOnTerminationSignals(Stopper* first, Stopper* then);
 
 }  // namespace msgx

@@ -21,6 +21,12 @@ namespace {
 constexpr const char* kTargets[] = {"KAFKA:msg", "KAFKA:schd", "KAFKA:ref"};
 constexpr std::int64_t kPruneEveryMicros = 60'000'000;
 constexpr std::int64_t kCountEveryMicros = 1'000'000;
+// The drain (StageRunner::BeginDrain): the fold (order 0) first, then the
+// mirror and the applier, which write what it folded, then the
+// dispatchers, which send what the applier put in the outbox once the
+// mirror has it.
+constexpr int kOutputDrainOrder = 1;
+constexpr int kDispatchDrainOrder = 2;
 
 // The "lag" figure of a stage at `offset`: records the fold has made that
 // the stage has not written (none when the state store cannot be read).
@@ -157,6 +163,7 @@ class DispatchStage final : public Stage {
         gate_(redis_.get(), d.log_uuid),
         pg_(d.config->postgres_url),
         clock_(d.clock),
+        poll_micros_(d.config->pipeline.poll_interval.count() * 1000),
         dispatcher_(
             &pg_, publisher_.get(),
             [this, uuid = d.log_uuid]() -> Result<std::int64_t> {
@@ -185,8 +192,11 @@ class DispatchStage final : public Stage {
       case DispatchStep::Kind::kCharged:
         return StepOutcome::Progressed();
       case DispatchStep::Kind::kIdle:
-      case DispatchStep::Kind::kGated:  // the mirror wakes it when it moves
         return StepOutcome::Idle();
+      case DispatchStep::Kind::kGated:
+        // Not idle: its events wait for the mirror (which wakes it when it
+        // moves), so a drain does not count it drained.
+        return StepOutcome::WaitUntil(clock_->NowMicros() + poll_micros_, "the mirror gate");
       case DispatchStep::Kind::kWaitingHead:
         return StepOutcome::WaitUntil(step->until_micros, "head event backing off");
       case DispatchStep::Kind::kBatching:
@@ -232,6 +242,7 @@ class DispatchStage final : public Stage {
   RedisMirror gate_;
   PgSession pg_;
   Clock* clock_;
+  std::int64_t poll_micros_;
   Dispatcher dispatcher_;
   LeadershipKeeper* leader_;
   Gauge* pending_gauge_;
@@ -278,16 +289,16 @@ Status AddOutputStages(const OutputDeps& deps, StageRunner* runner) {
   if (pg) {
     const std::atomic<std::int64_t>* mirror_offset = mirror ? mirror->OffsetCell() : nullptr;
     runner->Add(kApplierStage, std::make_unique<ApplierStage>(deps, mirror_offset, runner),
-                StagePolicy::Polling(c.pipeline.poll_interval, true));
+                StagePolicy::Polling(c.pipeline.poll_interval, true, kOutputDrainOrder));
   }
   // Only the leader writes Redis: a second process on a copy of the state
   // directory must not overwrite the leader's mirror.
   if (mirror)
     runner->Add(kMirrorStage, std::move(mirror),
-                StagePolicy::Polling(c.pipeline.poll_interval, true));
+                StagePolicy::Polling(c.pipeline.poll_interval, true, kOutputDrainOrder));
   for (auto& [target, stage] : dispatchers) {
     // Outages back off like event retries (docs/configuration.md#backoff).
-    StagePolicy p = StagePolicy::Polling(c.pipeline.poll_interval, true);
+    StagePolicy p = StagePolicy::Polling(c.pipeline.poll_interval, true, kDispatchDrainOrder);
     p.backoff = c.pipeline.backoff;
     p.backoff_cap = c.pipeline.backoff_cap;
     runner->Add(DispatchStageName(target), std::move(stage), p);

@@ -1,14 +1,20 @@
 #include "stream/service/run_service.h"
 
 #include <atomic>
+#include <chrono>
 #include <filesystem>
+#include <functional>
 #include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include "base/backoff.h"
 #include "base/file_lock.h"
 #include "base/log.h"
 #include "base/service_notify.h"
 #include "base/stopper.h"
+#include "base/watchdog.h"
 #include "codecs/sis_decoder.h"
 #include "codecs/time_zone.h"
 #include "state/digest.h"
@@ -62,6 +68,7 @@ class Startup {
   }
   std::atomic<StageRunner*> runner{nullptr};
   std::atomic<LeadershipKeeper*> keeper{nullptr};
+  std::atomic<bool> draining{false};  // SIGTERM came: /readyz says "draining"
 
  private:
   mutable std::mutex mu_;
@@ -138,12 +145,77 @@ auto OpenRetrying(const char* what, Stopper* stopper, Startup* startup, const Op
   }
 }
 
+// Pings systemd's watchdog (WatchdogSec=, base/watchdog.h) from a thread of
+// its own, from READY=1 until Stop(): at start-up always (its waits are
+// said in /readyz), then while `alive` says so.
+class WatchdogLoop {
+ public:
+  WatchdogLoop(const Clock* clock, std::function<bool()> alive)
+      : pinger_(WatchdogInterval(), clock, [] { NotifyWatchdog(); }) {
+    if (!pinger_.enabled()) return;
+    thread_ = std::thread([this, alive = std::move(alive)] {
+      do {
+        pinger_.Tick(alive());
+      } while (stop_.WaitFor(pinger_.UntilDue()));
+    });
+  }
+  ~WatchdogLoop() { Stop(); }
+  WatchdogLoop(const WatchdogLoop&) = delete;
+  WatchdogLoop& operator=(const WatchdogLoop&) = delete;
+  void Stop() {
+    stop_.Stop();
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  WatchdogPinger pinger_;
+  Stopper stop_;
+  std::thread thread_;
+};
+
+// The drain after the first SIGTERM (docs/operations.md#stopping): /readyz
+// turns 503 "draining", capture and intake stop, the fold, mirror, applier
+// and dispatchers finish what is committed, within config's bound. Returns
+// when every stage has ended or `hard` stopped (a second signal, a foreign
+// log), saying what was left. `ended` is notified as stages end.
+void Drain(const Config& config, Startup* startup, StageRunner* runner, Stopper* ended,
+           const Stopper& hard) {
+  auto lg = Logger("run");
+  startup->draining = true;
+  NotifyStatus("draining");
+  const std::int64_t t0 = SystemClock::Default()->MonotonicMicros();
+  lg->info(
+      "draining for at most {} ms: capture and intake stop, the outputs finish what is "
+      "committed",
+      config.shutdown_drain_timeout.count());
+  runner->BeginDrain(config.shutdown_drain_timeout);
+  while (!runner->AllEnded() && ended->WaitFor(std::chrono::milliseconds(1000))) {
+    // Woken as each stage ends; the stages keep the bound themselves.
+  }
+  const std::vector<std::string> left = runner->Undrained();
+  std::string list;
+  for (const auto& l : left) list += (list.empty() ? "" : "; ") + l;
+  if (hard.stopped()) {
+    lg->warn("stopped at once during the drain; left undrained (resumed at the next start): {}",
+             list.empty() ? "nothing" : list);
+  } else if (!left.empty()) {
+    lg->warn("the drain bound of {} ms passed; left undrained (resumed at the next start): {}",
+             config.shutdown_drain_timeout.count(), list);
+  } else {
+    lg->info("drained in {} ms", (SystemClock::Default()->MonotonicMicros() - t0 + 999) / 1000);
+  }
+}
+
 }  // namespace
 
 int RunService(const Config& config) {
   auto lg = Logger("run");
+  // The first signal asks for the stop (start-up gives up, a running
+  // service drains); a second one, or a foreign log, stops at once.
+  Stopper stop_requested;
   Stopper stopper;
-  StopOnTerminationSignals(&stopper);
+  stopper.Link(&stop_requested);
+  StopOnTerminationSignals(&stop_requested, &stopper);
   Clock* clock = SystemClock::Default();
 
   // The decision settings this configuration asks for (recorded in the log
@@ -190,10 +262,11 @@ int RunService(const Config& config) {
   endpoints.ingest = ingest.get();
   endpoints.readiness = [&startup, &config] {
     Readiness r;
+    if (startup.draining.load()) r.problems.emplace_back("draining");
     StageRunner* runner = startup.runner.load();
     LeadershipKeeper* keeper = startup.keeper.load();
     if (runner != nullptr) {
-      r.problems = runner->Problems();
+      for (auto& p : runner->Problems()) r.problems.push_back(std::move(p));
     } else if (keeper == nullptr || keeper->epoch() > 0) {
       r.problems.push_back(startup.Phase());
     }
@@ -217,6 +290,23 @@ int RunService(const Config& config) {
   // state.dir lock, leadership or a rebuild is not cut by the start timeout.
   NotifyReady();
   NotifyStatus("http on port " + std::to_string((*http)->port()) + ", starting");
+  // From READY=1 on, systemd's watchdog (if any) wants pings; a runner
+  // stuck in one step for the whole interval gets none and is restarted.
+  const auto watchdog_limit = std::chrono::duration_cast<Millis>(WatchdogInterval());
+  auto runner_alive = [&startup, watchdog_limit, said = false]() mutable {
+    StageRunner* r = startup.runner.load();
+    if (r == nullptr) return true;
+    const std::vector<std::string> stuck = r->Stuck(watchdog_limit);
+    if (!stuck.empty() && !said) {
+      Logger("run")->error(
+          "ALARM: {} in one step for more than {} ms: the watchdog is no "
+          "longer pinged",
+          stuck.front(), watchdog_limit.count());
+    }
+    said = !stuck.empty();
+    return stuck.empty();
+  };
+  WatchdogLoop watchdog(clock, std::move(runner_alive));
 
   std::error_code ec;
   fs::create_directories(config.state_dir, ec);
@@ -224,24 +314,24 @@ int RunService(const Config& config) {
     lg->error("state.dir {}: {}", config.state_dir, ec.message());
     return 2;
   }
-  auto dir_lock = AcquireStateDirLock(config.state_dir + "/LOCK.msgx", &stopper, &startup);
+  auto dir_lock = AcquireStateDirLock(config.state_dir + "/LOCK.msgx", &stop_requested, &startup);
   if (!dir_lock) return 0;  // stopped while waiting
 
   // Before the stores that check it; outlives them.
   const DiskReserve reserve(config.state_dir, static_cast<std::uintmax_t>(config.state_min_free_mb)
                                                   << 20);
-  if (!WaitForFreeSpace(reserve, &stopper, &startup)) return 0;
+  if (!WaitForFreeSpace(reserve, &stop_requested, &startup)) return 0;
   startup.SetPhase("opening the stores");
-  auto log = OpenRetrying("log store", &stopper, &startup,
+  auto log = OpenRetrying("log store", &stop_requested, &startup,
                           [&] { return LogStore::Open(config.state_dir + "/log", clock); });
-  if (!log.ok()) return stopper.stopped() ? 0 : 1;
+  if (!log.ok()) return stop_requested.stopped() ? 0 : 1;
   (*log)->set_reserve(&reserve);
-  auto store = OpenRetrying("state store", &stopper, &startup, [&] {
+  auto store = OpenRetrying("state store", &stop_requested, &startup, [&] {
     StateStore::Options options;
     options.reserve = &reserve;
     return StateStore::Open(config.state_dir + "/state", options);
   });
-  if (!store.ok()) return stopper.stopped() ? 0 : 1;
+  if (!store.ok()) return stop_requested.stopped() ? 0 : 1;
   LogStore* log_store = log->get();
   // The log says which decision settings are in force before anything else
   // is folded (docs/fold.md#settings-in-the-log).
@@ -254,7 +344,7 @@ int RunService(const Config& config) {
     }
     lg->warn("recording the settings: {} (retrying)", recorded.status().ToString());
     startup.SetPhase("recording the settings: " + recorded.status().message());
-    if (!stopper.WaitFor(kStartRetry)) return 0;
+    if (!stop_requested.WaitFor(kStartRetry)) return 0;
   }
   LogFoldSource source(
       [log_store](std::uint64_t from, std::size_t max, std::vector<LogEntry>* out) {
@@ -317,10 +407,13 @@ int RunService(const Config& config) {
 
   // The stages, all driven by one runner.
   SystemStageWaiter waiter(clock);
+  Stopper stage_ended;  // notified as each stage's loop ends (the drain waits on it)
+  stopper.Link(&stage_ended);
   StageRunner::Options ro;
   ro.clock = clock;
   ro.waiter = &waiter;
   ro.service = &stopper;
+  ro.ended = &stage_ended;
   if (keeper) {
     ro.leading = [k = keeper.get()] { return k->epoch() > 0; };
     ro.leader_stalled = [k = keeper.get()](std::string_view why) { k->StepDownIfStale(why); };
@@ -382,8 +475,9 @@ int RunService(const Config& config) {
   };
   auto fold_stage = std::make_unique<FoldStage>(fd);
   const FoldStage* fold_view = fold_stage.get();
+  // The first to drain (order 0): the outputs drain after it.
   runner.Add(kFoldStage, std::move(fold_stage),
-             StagePolicy::Polling(config.pipeline.poll_interval, false), true);
+             StagePolicy::Polling(config.pipeline.poll_interval, false, 0));
   if (keeper) {
     OutputDeps deps;
     deps.config = &config;
@@ -414,9 +508,10 @@ int RunService(const Config& config) {
            log_store->next_offset(), fold.applied_offset(), (*http)->port());
   NotifyStatus("running: http on port " + std::to_string((*http)->port()));
 
-  // The leadership keeper, every stage on its thread, the fold on this one.
-  // A foreign log found later (PostgreSQL was down at start-up) stops the
-  // service with the same exit status as at start-up.
+  // The leadership keeper and every stage on a thread of its own; this one
+  // waits for the stop. A foreign log found later (PostgreSQL was down at
+  // start-up) stops the service at once with the same exit status as at
+  // start-up.
   std::atomic<int> keeper_exit{0};
   std::thread keeper_thread;
   if (keeper) {
@@ -431,12 +526,15 @@ int RunService(const Config& config) {
   startup.runner = &runner;
   const ClearOnExit<StageRunner> runner_view(&startup.runner);
   runner.Start();
-  runner.Run(kFoldStage);
-  // The fold returns when the service stops, or when it failed; the other
-  // stages go on until SIGTERM.
-  while (!stopper.stopped()) stopper.WaitFor(std::chrono::milliseconds(60'000));
+  // A stage that fails stops alone; the others go on until SIGTERM.
+  while (stop_requested.WaitFor(std::chrono::milliseconds(60'000))) {
+    // Nothing to do until then: the stages, the keeper and HTTP run alone.
+  }
   NotifyStopping();
+  if (!stopper.stopped()) Drain(config, &startup, &runner, &stage_ended, stopper);
   runner.Stop();
+  stopper.Stop();   // the keeper
+  watchdog.Stop();  // before the runner it reads goes away
   if (keeper_thread.joinable()) keeper_thread.join();
   http->reset();  // before the runner and the keeper it reads go away
   lg->info("msgx run stopped: applied offset {}, digest {}", fold_view->applied_offset(),

@@ -17,15 +17,22 @@
 //      fold_batch ends, digests compared (stream/service/rebuild_gate.h);
 //   6. the stages, all handed to one StageRunner
 //      (stream/service/stage_runner.h): capture and intake
-//      (stream/service/input_stages.h), the fold (stream/service/fold_stage.h,
-//      on the calling thread), the mirror, the applier and the dispatchers
-//      (stream/service/output_stages.h); the leadership keeper; HTTP.
-// SIGTERM/SIGINT stop every stage after its current step (the fold finishes
-// and commits its current batch). A stage that fails on a bug (kInternal: a
-// corrupt log, a gap, SQLSTATE 22/23, a digest mismatch) stops alone, logs
-// an ALARM and turns /readyz 503; the rest go on until SIGTERM. Returns 0
-// when no stage failed, 1 when one did (or leadership failed), 2 on a
-// configuration error (a foreign log included, even when found later).
+//      (stream/service/input_stages.h), the fold (stream/service/fold_stage.h),
+//      the mirror, the applier and the dispatchers
+//      (stream/service/output_stages.h), each on a thread of its own; the
+//      leadership keeper; HTTP (from before step 1); the systemd watchdog's
+//      pings (from READY=1, base/watchdog.h).
+// The first SIGTERM/SIGINT during start-up stops it at once; once the stages
+// run it begins the drain (docs/operations.md#stopping): /readyz 503
+// "draining", capture, intake and the jobs stop, the fold, mirror, applier
+// and dispatchers finish what is committed upstream of them, for at most
+// shutdown.drain-timeout; then everything left stops after its step. A
+// second signal (or a foreign log) stops at once. A stage that fails on a
+// bug (kInternal: a corrupt log, a gap, SQLSTATE 22/23, a digest mismatch)
+// stops alone, logs an ALARM and turns /readyz 503; the rest go on until
+// SIGTERM. Returns 0 when no stage failed (a drain cut by its bound
+// included: nothing is lost), 1 when one did (or leadership failed), 2 on
+// a configuration error (a foreign log included, even when found later).
 #pragma once
 
 #include "base/config.h"

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Script test: `cmake --install` of this build into a temporary prefix puts
 # the binary, the migrations, the corpus, the configuration and the systemd
-# unit (Type=notify, Restart=on-failure, a dedicated user, hardening) there;
+# unit (Type=notify, WatchdogSec=, Restart=on-failure, a dedicated user,
+# hardening) there;
 # the installed binary finds its migrations and corpus next to itself, not
 # in the source tree; it migrates a throwaway PostgreSQL (`msgx dev up`),
 # and started with the installed unit's ExecStart command line under a
-# NOTIFY_SOCKET it says READY=1 once HTTP serves, processes the corpus, and
-# on SIGTERM says STOPPING=1 and exits 0. Cleans up on any failure (trap).
+# NOTIFY_SOCKET (and WATCHDOG_USEC) it says READY=1 once HTTP serves, pings
+# WATCHDOG=1, processes the corpus, and on SIGTERM says STOPPING=1 and
+# exits 0. Cleans up on any failure (trap).
 #
 # Usage: install.sh path/to/build/app/msgx
 set -euo pipefail
@@ -50,7 +52,7 @@ cmp -s "$SRC/etc/msgx.yaml" "$PREFIX/share/msgx/msgx.example.yaml" || fail "no m
 grep -q '^u msgx ' "$PREFIX/lib/sysusers.d/msgx.conf" || fail "no sysusers.d entry for msgx"
 UNIT=$PREFIX/lib/systemd/system/msgx.service
 [[ -f $UNIT ]] || fail "no $UNIT"
-for line in Type=notify NotifyAccess=main Restart=on-failure User=msgx StateDirectory=msgx \
+for line in Type=notify NotifyAccess=main WatchdogSec=120s Restart=on-failure User=msgx StateDirectory=msgx \
             NoNewPrivileges=yes ProtectSystem=strict ProtectHome=yes PrivateTmp=yes \
             "CapabilityBoundingSet=" "EnvironmentFile=-$PREFIX/etc/msgx/msgx.env"; do
   grep -qxF "$line" "$UNIT" || fail "the unit has no line '$line'"
@@ -97,8 +99,9 @@ LISTENER_PID=$!
 for _ in $(seq 100); do [[ -S $NOTIFY_SOCKET ]] && break; sleep 0.1; done
 [[ -S $NOTIFY_SOCKET ]] || fail "the notify listener did not start"
 
+# As systemd gives WatchdogSec= to the service (2 s here: a ping every second).
 # shellcheck disable=SC2086  # ExecStart is a command line, split as systemd splits it
-$EXEC 2>"$TMP/run.log" &
+WATCHDOG_USEC=2000000 $EXEC 2>"$TMP/run.log" &
 RUN_PID=$!
 for _ in $(seq 300); do grep -q '^READY=1$' "$TMP/notify.log" 2>/dev/null && break; sleep 0.1; done
 grep -q '^READY=1$' "$TMP/notify.log" || fail "no READY=1: $(cat "$TMP/notify.log" 2>/dev/null)"
@@ -121,4 +124,6 @@ rc=0; wait "$RUN_PID" || rc=$?
 RUN_PID=
 [[ $rc == 0 ]] || fail "msgx run exited $rc after SIGTERM"
 grep -q '^STOPPING=1$' "$TMP/notify.log" || fail "no STOPPING=1: $(cat "$TMP/notify.log")"
+pings=$(grep -c '^WATCHDOG=1$' "$TMP/notify.log" || true)
+(( pings >= 2 )) || fail "$pings WATCHDOG=1 with WATCHDOG_USEC=2000000: $(cat "$TMP/notify.log")"
 echo "install: ok ($rows rows through the installed msgx)"

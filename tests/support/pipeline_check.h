@@ -25,12 +25,18 @@ struct PipelineCheckInput {
   std::string own_url;      // msgx's database
   std::string redis_url;    // "" to skip Redis
   std::string timezone = "Asia/Shanghai";
+  // After a drained stop (docs/operations.md#stopping): capture stopped
+  // before the mailbox's last rows, so a row never folded is not a problem
+  // but counted in `unfolded` (the caller checks the fold reached the log's
+  // end, so that "never folded" means "never captured").
+  bool captured_only = false;
 };
 
 struct PipelineCheckResult {
   std::vector<std::string> problems;
   std::int64_t mailbox_rows = 0;
   std::int64_t outcomes = 0;
+  std::int64_t unfolded = 0;  // captured_only: mailbox rows with no outcome in the state
   std::int64_t events = 0;
   std::int64_t applied_offset = -1;
 };
