@@ -409,6 +409,9 @@ const std::vector<KeySpec>& Keys() {
     k.push_back(Duration(
         "shutdown.drain-timeout", [](Config& c) -> Millis& { return c.shutdown_drain_timeout; },
         Millis{1000}));
+    k.push_back(Duration(
+        "capture.busy-poll-interval",
+        [](Config& c) -> Millis& { return c.capture_busy_poll_interval; }, Millis{1}));
     k.push_back(Duration("capture.max-commit-delay",
                          [](Config& c) -> Millis& { return c.capture_max_commit_delay; }));
     k.push_back(Integer<std::int64_t>(

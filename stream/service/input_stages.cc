@@ -4,9 +4,12 @@
 
 namespace msgx {
 
-CaptureStage::CaptureStage(Capture* capture, std::function<void()> appended)
+CaptureStage::CaptureStage(Capture* capture, std::function<void()> appended, PollCadence cadence,
+                           const Clock* clock)
     : capture_(capture),
       appended_(std::move(appended)),
+      cadence_(cadence),
+      clock_(clock),
       watermark_(
           Metrics::Global().GetGauge("msgx_capture_watermark", "Mailbox id capture has passed")),
       late_(Metrics::Global().GetCounter("msgx_capture_late_total",
@@ -24,7 +27,12 @@ StepOutcome CaptureStage::Step() {
   if (!out->more || ++busy_polls_ % kBacklogEveryBusyPolls == 0) {
     if (auto backlog = capture_->Backlog(); backlog.ok()) lag_ = *backlog;
   }
-  return out->more ? StepOutcome::Progressed() : StepOutcome::Idle();
+  if (out->more) return StepOutcome::Progressed();
+  const Millis wait = cadence_.Next(out->appended + out->late + out->skipped_ids > 0);
+  if (wait >= cadence_.idle()) return StepOutcome::Idle();  // the runner's idle wait
+  return StepOutcome::WaitUntil(
+      clock_->NowMicros() + std::chrono::duration_cast<std::chrono::microseconds>(wait).count(),
+      "the next mailbox poll");
 }
 
 void CaptureStage::Figures(StageFigures* out) const {

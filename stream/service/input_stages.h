@@ -2,6 +2,8 @@
 //   CaptureStage  mailbox rows → the log (stream/capture/capture.h);
 //   IntakeStage   msgx_command rows → the log (stream/capture/command_intake.h).
 // Each calls `appended` when it put records in the log, so the fold wakes.
+// Capture polls again at once after a full batch, then by its PollCadence;
+// the intake at once after a full batch, else at pipeline.poll-interval.
 // CaptureStage's figures: "watermark", and "lag" (Capture::Backlog(), read
 // at each poll that caught up and every 10th poll while it reads on;
 // msgx_stage_lag_records{stage="capture"}).
@@ -19,6 +21,7 @@
 #include "base/metrics.h"
 #include "stream/capture/capture.h"
 #include "stream/capture/command_intake.h"
+#include "stream/capture/poll_cadence.h"
 #include "stream/service/stage.h"
 
 namespace msgx {
@@ -26,13 +29,18 @@ namespace msgx {
 class CaptureStage final : public Stage {
  public:
   // REQUIRES: capture outlives the stage.
-  CaptureStage(Capture* capture, std::function<void()> appended);
+  // The next poll's time comes from `cadence` (stream/capture/poll_cadence.h)
+  // on `clock` (not owned).
+  CaptureStage(Capture* capture, std::function<void()> appended, PollCadence cadence,
+               const Clock* clock);
   StepOutcome Step() override;
   void Figures(StageFigures* out) const override;
 
  private:
   Capture* capture_;
   std::function<void()> appended_;
+  PollCadence cadence_;
+  const Clock* clock_;
   Gauge* watermark_;
   Counter* late_;
   std::atomic<std::int64_t> watermark_seen_{0};

@@ -445,9 +445,12 @@ int RunService(const Config& config) {
       return 1;
     }
     capture = std::move(c.value());
-    runner.Add(kCaptureStage,
-               std::make_unique<CaptureStage>(capture.get(), [&] { runner.Wake(kFoldStage); }),
-               StagePolicy::Polling(config.pipeline.poll_interval, false));
+    runner.Add(
+        kCaptureStage,
+        std::make_unique<CaptureStage>(
+            capture.get(), [&] { runner.Wake(kFoldStage); },
+            PollCadence(config.capture_busy_poll_interval, config.pipeline.poll_interval), clock),
+        StagePolicy::Polling(config.pipeline.poll_interval, false));
   }
   std::unique_ptr<CommandIntake> intake;
   if (config.postgres_url.empty()) {
