@@ -20,6 +20,7 @@
 #include "stream/capture/command_intake.h"
 #include "stream/capture/mailbox_schema.h"
 #include "stream/capture/pg_mailbox.h"
+#include "tests/support/mailbox_reads.h"
 #include "tests/support/servers.h"
 
 namespace msgx {
@@ -467,15 +468,6 @@ namespace {
 // zones; a TIMESTAMPTZ column is an instant whatever the zone.
 constexpr MicrosSinceEpoch kSecond = 1'000'000;
 
-std::map<std::int64_t, MicrosSinceEpoch> ReceivedBy(PgMailbox& mailbox) {
-  std::vector<MailboxRow> rows;
-  Status s = mailbox.ReadAfter(0, 100, &rows);
-  EXPECT_TRUE(s.ok()) << s.ToString();
-  std::map<std::int64_t, MicrosSinceEpoch> out;
-  for (const MailboxRow& r : rows) out[r.id] = r.received_at.value_or(-1);
-  return out;
-}
-
 TEST_F(CaptureIntegrationTest, ATimestampIsReadInTheMailboxTimeZoneAcrossDst) {
   // Berlin leaves CET for CEST at 2026-03-29 02:00 local; New York leaves
   // EST for EDT at 2026-03-08 02:00 local.
@@ -484,11 +476,11 @@ TEST_F(CaptureIntegrationTest, ATimestampIsReadInTheMailboxTimeZoneAcrossDst) {
                 "('<MSG/>', '2026-03-29 01:30:00'), ('<MSG/>', '2026-03-29 03:30:00.25'), "
                 "('<MSG/>', '2026-03-08 01:30:00'), ('<MSG/>', '2026-03-08 03:30:00')");
   PgMailbox berlin(url_, "cminmsgs", MailboxColumns{}, "Europe/Berlin");
-  auto b = ReceivedBy(berlin);
+  auto b = testing::ReceivedById(berlin);
   EXPECT_EQ(b[1], 1'774'744'200 * kSecond);            // 2026-03-29T00:30:00Z
   EXPECT_EQ(b[2], 1'774'747'800 * kSecond + 250'000);  // 2026-03-29T01:30:00.25Z
   PgMailbox new_york(url_, "cminmsgs", MailboxColumns{}, "America/New_York");
-  auto n = ReceivedBy(new_york);
+  auto n = testing::ReceivedById(new_york);
   EXPECT_EQ(n[3], 1'772'951'400 * kSecond);  // 2026-03-08T06:30:00Z
   EXPECT_EQ(n[4], 1'772'955'000 * kSecond);  // 2026-03-08T07:30:00Z
 
@@ -498,7 +490,7 @@ TEST_F(CaptureIntegrationTest, ATimestampIsReadInTheMailboxTimeZoneAcrossDst) {
                 "INSERT INTO tz_mailbox (cminmsgs_clob_msg, cminmsgs_date_received) VALUES "
                 "('<MSG/>', '2026-03-29 03:30:00+02')");
   PgMailbox tz(url_, "tz_mailbox", MailboxColumns{}, "America/New_York");
-  EXPECT_EQ(ReceivedBy(tz)[1], 1'774'747'800 * kSecond);  // 2026-03-29T01:30:00Z
+  EXPECT_EQ(testing::ReceivedById(tz)[1], 1'774'747'800 * kSecond);  // 2026-03-29T01:30:00Z
 }
 
 }  // namespace

@@ -22,6 +22,7 @@
 #include "stream/capture/mariadb_mailbox.h"
 #include "stream/jobs/mariadb_mailbox_marks.h"
 #include "stream/mariadb/mariadb_session.h"
+#include "tests/support/mailbox_reads.h"
 #include "tests/support/servers.h"
 
 namespace msgx {
@@ -616,15 +617,6 @@ TimeZone Zone(const std::string& name) {
   return z.ok() ? std::move(z).value() : TimeZone::Fixed("UTC", 0);
 }
 
-std::map<std::int64_t, MicrosSinceEpoch> ReceivedBy(MariaDbMailbox& mailbox) {
-  std::vector<MailboxRow> rows;
-  Status s = mailbox.ReadAfter(0, 100, &rows);
-  EXPECT_TRUE(s.ok()) << s.ToString();
-  std::map<std::int64_t, MicrosSinceEpoch> out;
-  for (const MailboxRow& r : rows) out[r.id] = r.received_at.value_or(-1);
-  return out;
-}
-
 TEST_F(MariaDbCaptureTest, ADatetimeIsReadInTheMailboxTimeZoneAcrossDst) {
   Writer w(WriterUrl());
   // Berlin leaves CET (+01:00) for CEST (+02:00) at 2026-03-29 02:00 local;
@@ -638,12 +630,12 @@ TEST_F(MariaDbCaptureTest, ADatetimeIsReadInTheMailboxTimeZoneAcrossDst) {
   const std::string url = server_->Url(db_, "capture", "pw");
   MariaDbMailbox berlin(*ParseMariaDbUrl(url), "cminmsgs", MailboxColumns{}, SystemClock::Default(),
                         Zone("Europe/Berlin"));
-  auto b = ReceivedBy(berlin);
+  auto b = testing::ReceivedById(berlin);
   EXPECT_EQ(b[1], 1'774'744'200 * kSecond);            // 2026-03-29T00:30:00Z
   EXPECT_EQ(b[2], 1'774'747'800 * kSecond + 250'000);  // 2026-03-29T01:30:00.25Z
   MariaDbMailbox new_york(*ParseMariaDbUrl(url), "cminmsgs", MailboxColumns{},
                           SystemClock::Default(), Zone("America/New_York"));
-  auto n = ReceivedBy(new_york);
+  auto n = testing::ReceivedById(new_york);
   EXPECT_EQ(n[3], 1'772'951'400 * kSecond);  // 2026-03-08T06:30:00Z
   EXPECT_EQ(n[4], 1'772'955'000 * kSecond);  // 2026-03-08T07:30:00Z
 
@@ -660,7 +652,7 @@ TEST_F(MariaDbCaptureTest, ADatetimeIsReadInTheMailboxTimeZoneAcrossDst) {
       "('<MSG/>', '2026-03-29 03:30:00')");
   MariaDbMailbox ts(*ParseMariaDbUrl(url), "ts_mailbox", MailboxColumns{}, SystemClock::Default(),
                     Zone("Europe/Berlin"));
-  EXPECT_EQ(ReceivedBy(ts)[1], 1'774'747'800 * kSecond);  // 2026-03-29T01:30:00Z
+  EXPECT_EQ(testing::ReceivedById(ts)[1], 1'774'747'800 * kSecond);  // 2026-03-29T01:30:00Z
 }
 
 // The processed mark writes the mailbox zone's wall-clock reading into a
