@@ -160,11 +160,9 @@ class MariaDbCaptureTest : public ::testing::Test {
     return rec ? rec->raw : "(not in the log)";
   }
 
-  // A committed lower row, an uncommitted insert, a committed higher row:
-  // capture waits at the uncommitted one (4 minutes < max-commit-delay),
-  // then takes both in id order once it commits, several polls later.
-  void LateCommitIsCapturedInIdOrder() {
-    Writer a(WriterUrl()), b(WriterUrl());
+  // Mailbox ids 1 and 3 committed by `b` around 2, which `a` inserted and
+  // has not committed: the first poll captures 1 and waits at 2.
+  void HoldTheSecondId(Writer& a, Writer& b) {
     EXPECT_EQ(b.Insert("<MSG>1</MSG>"), 1);
     a.Begin();
     EXPECT_EQ(a.Insert("<MSG>2</MSG>"), 2);
@@ -172,6 +170,14 @@ class MariaDbCaptureTest : public ::testing::Test {
     PollOutcome p = Poll();
     EXPECT_EQ(p.appended, 1);
     EXPECT_EQ(p.waiting_at, std::optional<std::int64_t>(2));
+  }
+
+  // A committed lower row, an uncommitted insert, a committed higher row:
+  // capture waits at the uncommitted one (4 minutes < max-commit-delay),
+  // then takes both in id order once it commits, several polls later.
+  void LateCommitIsCapturedInIdOrder() {
+    Writer a(WriterUrl()), b(WriterUrl());
+    HoldTheSecondId(a, b);
     for (int i = 0; i < 4; ++i) {
       clock_.Advance(minutes(1));
       EXPECT_EQ(Poll().waiting_at, std::optional<std::int64_t>(2));
@@ -188,11 +194,7 @@ class MariaDbCaptureTest : public ::testing::Test {
   // after max-commit-delay.
   void RollbackIsSkippedAtOnce(bool next_poll) {
     Writer a(WriterUrl()), b(WriterUrl());
-    b.Insert("<MSG>1</MSG>");
-    a.Begin();
-    a.Insert("<MSG>2</MSG>");
-    b.Insert("<MSG>3</MSG>");
-    EXPECT_EQ(Poll().waiting_at, std::optional<std::int64_t>(2));
+    HoldTheSecondId(a, b);
     a.Rollback();
     auto skipped = [](const PollOutcome& o) { return o.skipped_ids > 0; };
     PollOutcome p = next_poll ? Poll() : PollUntil(skipped);
@@ -271,11 +273,7 @@ TEST_F(MariaDbCaptureTest, WithProcessARollbackIsSkippedAtOnce) {
 TEST_F(MariaDbCaptureTest, WithProcessFastPollingStillSeesTheTransactionEnd) {
   Open("capture_process");
   Writer a(WriterUrl()), b(WriterUrl());
-  b.Insert("<MSG>1</MSG>");
-  a.Begin();
-  a.Insert("<MSG>2</MSG>");
-  b.Insert("<MSG>3</MSG>");
-  EXPECT_EQ(Poll().waiting_at, std::optional<std::int64_t>(2));
+  HoldTheSecondId(a, b);
   // Two more polls 0.15 s apart: capture has taken the transactions, `a` among them.
   EXPECT_EQ(PollUntil([](const PollOutcome&) { return false; }, 2).skipped_ids, 0);
   // Fast polls from here on, before and after the rollback: a reader that
@@ -354,11 +352,7 @@ TEST_F(MariaDbCaptureTest, WithProcessAnOlderPictureOfTheTransactionsIsNotTruste
 TEST_F(MariaDbCaptureTest, AHolderPastMaxCommitDelayIsSkippedAndItsRowComesLate) {
   Open();
   Writer a(WriterUrl()), b(WriterUrl());
-  b.Insert("<MSG>1</MSG>");
-  a.Begin();
-  a.Insert("<MSG>2</MSG>");
-  b.Insert("<MSG>3</MSG>");
-  EXPECT_EQ(Poll().waiting_at, std::optional<std::int64_t>(2));
+  HoldTheSecondId(a, b);
   clock_.Advance(options_.max_commit_delay);
   EXPECT_EQ(Poll().skipped_ids, 1);
   a.Commit();
