@@ -9,6 +9,7 @@
 // Thread-safety: implementations say; handlers call from one thread.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -24,6 +25,15 @@ class StateView {
   virtual ~StateView() = default;
   // The flight with this FLID, or nullopt.
   virtual Result<std::optional<Flight>> GetFlight(std::string_view flid) const = 0;
+  // The same flight, shared and immutable; nullptr when absent. Views that
+  // hold flights in memory override it to hand out what they hold without
+  // copying it (the fold's overlay: docs/fold.md#the-flight-cache).
+  virtual Result<std::shared_ptr<const Flight>> FindFlight(std::string_view flid) const {
+    auto f = GetFlight(flid);
+    if (!f.ok()) return f.status();
+    if (!*f) return std::shared_ptr<const Flight>();
+    return std::make_shared<const Flight>(std::move(**f));
+  }
   // FLIDs of flights whose SODT lies in [from, to] (inclusive), sorted.
   virtual Result<std::vector<std::string>> FlightsBySodt(MicrosSinceEpoch from,
                                                          MicrosSinceEpoch to) const = 0;

@@ -50,7 +50,7 @@ std::string EventKey(std::int64_t offset, int sub, std::size_t position) {
 
 std::string FlightEventJson(const std::string& event_key, const FlightChange& change,
                             std::int64_t version, const EventSource& source,
-                            const AirportZone& zone) {
+                            const AirportZone& zone, const std::string* flight_json) {
   std::string out = "{";
   if (change.op == ChangeOp::kDelete) {
     out.append("\"cause\":");
@@ -64,7 +64,9 @@ std::string FlightEventJson(const std::string& event_key, const FlightChange& ch
   out.append(",\"flid\":");
   AppendJsonString(change.flid, &out);
   out.append(",\"flight\":");
-  if (change.flight) {
+  if (change.flight && flight_json) {
+    out.append(*flight_json);
+  } else if (change.flight) {
     out.append(FlightJson(*change.flight, zone));
   } else {
     out.append("null");

@@ -41,9 +41,11 @@ struct EventSource {
 // "<offset>:<sub>:<position>" (stream/fold/handlers/decision.h, Events()).
 std::string EventKey(std::int64_t offset, int sub, std::size_t position);
 
+// `flight_json`, when given, is FlightJson(*change.flight, zone), which the
+// caller already rendered.
 std::string FlightEventJson(const std::string& event_key, const FlightChange& change,
                             std::int64_t version, const EventSource& source,
-                            const AirportZone& zone);
+                            const AirportZone& zone, const std::string* flight_json = nullptr);
 
 std::string ReferenceEventJson(const std::string& event_key, const ReferenceChange& change,
                                std::int64_t version, const EventSource& source,

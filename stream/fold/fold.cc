@@ -83,6 +83,7 @@ Status Fold::Open() {
   pending_.set_zone(&active_->zone());
   committed_digest_ = meta->digest.empty() ? GenesisDigest() : meta->digest;
   committed_generation_ = meta->generation;
+  overlay_.ForgetCommitted();
   Rollback();
   return {};
 }
@@ -110,6 +111,7 @@ Status Fold::CommitPending() {
     Rollback();
     return s;
   }
+  overlay_.Committed(write);
   // Crash point: state committed, nothing mirrored or applied yet.
   MSGX_FAILPOINT("fold.committed", std::to_string(last_));
   applied_ = last_;

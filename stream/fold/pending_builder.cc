@@ -25,7 +25,13 @@ void PendingBuilder::AddEvents(std::int64_t offset, int sub, const Decision& d,
       row.target = std::string(flight_target);
       row.partition_key = c.flid;
       row.event_type = std::string(ChangeOpName(c.op));
-      row.payload_json = FlightEventJson(row.event_key, c, offset, source, *zone_);
+      if (c.flight) {
+        std::string json = FlightJson(*c.flight, *zone_);
+        row.payload_json = FlightEventJson(row.event_key, c, offset, source, *zone_, &json);
+        rendered_[c.flid] = {c.flight, std::move(json)};
+      } else {
+        row.payload_json = FlightEventJson(row.event_key, c, offset, source, *zone_);
+      }
     } else {
       const ReferenceChange& c = d.references[e.index];
       row.target = std::string(kTargetRef);
@@ -101,7 +107,11 @@ PendingBatch PendingBuilder::Finish(const BatchWrite& write, std::int64_t first_
   p.flights.reserve(write.flights.size());
   for (const auto& [flid, f] : write.flights) {
     FlightRow row{flid, std::nullopt};
-    if (f) row.json = FlightJson(*f, *zone_);
+    if (auto r = rendered_.find(flid); f && r != rendered_.end() && r->second.flight == f) {
+      row.json = std::move(r->second.json);
+    } else if (f) {
+      row.json = FlightJson(*f, *zone_);
+    }
     p.flights.push_back(std::move(row));
   }
   p.events = std::move(events_);
@@ -115,6 +125,7 @@ void PendingBuilder::Clear() {
   history_.clear();
   times_.clear();
   ref_times_.clear();
+  rendered_.clear();
 }
 
 }  // namespace msgx

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -65,6 +66,13 @@ class PendingBuilder {
   std::vector<HistoryRow> history_;
   std::map<std::int64_t, MessageTimes> times_;  // by mailbox id
   std::map<std::pair<std::string, std::string>, MicrosSinceEpoch> ref_times_;
+  // The JSON of each flight's latest event, by FLID: Finish() reuses it for
+  // the flight's mirror row when the batch ends with that same flight.
+  struct RenderedFlight {
+    std::shared_ptr<const Flight> flight;
+    std::string json;
+  };
+  std::map<std::string, RenderedFlight, std::less<>> rendered_;
 };
 
 }  // namespace msgx

@@ -5,12 +5,28 @@
 namespace msgx {
 
 Result<std::optional<Flight>> StateOverlay::GetFlight(std::string_view flid) const {
+  auto f = FindFlight(flid);
+  if (!f.ok()) return f.status();
+  if (!*f) return std::optional<Flight>();
+  return std::optional<Flight>(**f);
+}
+
+Result<std::shared_ptr<const Flight>> StateOverlay::FindFlight(std::string_view flid) const {
   if (auto it = pending_.flights.find(std::string(flid)); it != pending_.flights.end()) {
-    if (!it->second) return std::optional<Flight>();
-    return std::optional<Flight>(*it->second);
+    return it->second;
   }
-  if (!base_) return std::optional<Flight>();
-  return base_->GetFlight(flid);
+  if (!base_) return std::shared_ptr<const Flight>();
+  if (auto cached = committed_flights_.Find(flid)) return *std::move(cached);
+  auto stored = base_->GetFlight(flid);
+  if (!stored.ok()) return stored.status();
+  std::shared_ptr<const Flight> f;
+  if (*stored) f = std::make_shared<const Flight>(std::move(**stored));
+  committed_flights_.Put(flid, f);
+  return f;
+}
+
+void StateOverlay::Committed(const BatchWrite& write) {
+  for (const auto& [flid, f] : write.flights) committed_flights_.Put(flid, f);
 }
 
 Result<std::vector<std::string>> StateOverlay::FlightsBySodt(MicrosSinceEpoch from,

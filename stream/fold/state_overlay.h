@@ -3,14 +3,23 @@
 // for a store-less overlay in tests). TakeBatch() hands the pending changes
 // to StateStore::Commit() as one BatchWrite and empties the overlay.
 //
+// Flights read from the store, and a batch's flights once Committed() says
+// its commit succeeded, stay in a bounded FlightCache of committed state
+// (docs/fold.md#the-flight-cache), so the next batch does not read and
+// decode them again. REQUIRES: the base store is written only through the
+// BatchWrites this overlay hands out (the fold is the single writer).
+//
 // Thread-safety: single-threaded (the fold is the single writer).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
 #include "state/state_store.h"
+#include "stream/fold/flight_cache.h"
 #include "stream/fold/handlers/decision.h"
 
 namespace msgx {
@@ -22,6 +31,7 @@ class StateOverlay final : public StateView {
 
   // StateView.
   Result<std::optional<Flight>> GetFlight(std::string_view flid) const override;
+  Result<std::shared_ptr<const Flight>> FindFlight(std::string_view flid) const override;
   Result<std::vector<std::string>> FlightsBySodt(MicrosSinceEpoch from,
                                                  MicrosSinceEpoch to) const override;
   Result<std::optional<ReferenceRecord>> GetReference(std::string_view type,
@@ -46,10 +56,19 @@ class StateOverlay final : public StateView {
   BatchWrite TakeBatch(const StateMeta& meta);
   // Drops the pending changes (after a failed batch).
   void Discard() { pending_ = BatchWrite(); }
+  // `write` (from TakeBatch) is committed: its flights are the store's now.
+  void Committed(const BatchWrite& write);
+  // Forgets the cached committed flights (the store may have changed under
+  // the overlay: Fold::Open()).
+  void ForgetCommitted() { committed_flights_.Clear(); }
+
+  // Flights per cache generation: at most twice as many are held.
+  static constexpr std::size_t kFlightCacheGeneration = 2048;
 
  private:
   const StateStore* base_;
   BatchWrite pending_;
+  mutable FlightCache committed_flights_{kFlightCacheGeneration};
 };
 
 }  // namespace msgx

@@ -7,11 +7,9 @@ namespace msgx {
 Result<const Flight*> WorkingSet::FindFlight(const std::string& flid) {
   auto it = flights_.find(flid);
   if (it == flights_.end()) {
-    auto base = view_.GetFlight(flid);
+    auto base = view_.FindFlight(flid);
     if (!base.ok()) return base.status();
-    std::shared_ptr<const Flight> f;
-    if (*base) f = std::make_shared<const Flight>(std::move(**base));
-    it = flights_.emplace(flid, std::move(f)).first;
+    it = flights_.emplace(flid, std::move(base).value()).first;
   }
   return it->second.get();
 }
