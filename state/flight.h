@@ -8,8 +8,9 @@
 //   - a child list (GTDT, PSDT, DELY, ...) is an ordered vector of entries,
 //     each an ordered field map. The order is decided by the handler from
 //     the message alone (docs/fold.md), so it is deterministic.
-// std::map everywhere: iteration order is the key order, so serialisation
-// and comparison never depend on hashing or pointers.
+// Sorted maps everywhere (state/sorted_map.h: a sorted vector, cheap to copy
+// whole): iteration order is the key order, so serialisation and comparison
+// never depend on hashing or pointers.
 //
 // Canonical JSON (used by Redis and Kafka payloads and by the decision
 // digest): one object, keys sorted byte-wise, fields and lists merged (a
@@ -30,6 +31,7 @@
 
 #include "base/clock.h"
 #include "state/airport_zone.h"
+#include "state/sorted_map.h"
 
 namespace msgx {
 
@@ -48,12 +50,12 @@ struct Value {
   bool operator==(const Value&) const = default;
 };
 
-using Fields = std::map<std::string, Value, std::less<>>;
+using Fields = SortedMap<Value>;
 using Entries = std::vector<Fields>;
 
 struct Record {
   Fields fields;
-  std::map<std::string, Entries, std::less<>> lists;
+  SortedMap<Entries> lists;
 
   // The field's value, or null when absent.
   const Value& Get(std::string_view name) const;

@@ -234,7 +234,8 @@ TEST_F(FlopTest, ReplaceListsBySequence) {
                  Entry("GTDT", "GTNO", "10", {Leaf("GATE", "G10")}),
                  Entry("GTDT", "GTNO", "1", {Leaf("GATE", "G28")})});
   Run("GTDT", {Rec(p)});
-  const Entries& gates = Get().data.lists.at("GTDT");
+  const Flight gates_flight = Get();  // held: the references below point into it
+  const Entries& gates = gates_flight.data.lists.at("GTDT");
   ASSERT_EQ(gates.size(), 3u);
   EXPECT_EQ(gates[0].at("GTNO"), Value::Text("1"));
   EXPECT_EQ(gates[2].at("GTNO"), Value::Text("10"));
@@ -270,7 +271,8 @@ TEST_F(FlopTest, DelyUpsertByCodeAndBareDeleteAll) {
   yy.dura.minutes = 61;
   p.entries = {yy};
   Run("DELY", {Rec(p)});
-  const Entries& delays = Get().data.lists.at("DELY");
+  const Flight delays_flight = Get();  // held: the references below point into it
+  const Entries& delays = delays_flight.data.lists.at("DELY");
   ASSERT_EQ(delays.size(), 2u);  // XX kept
   EXPECT_EQ(delays[0].at("DURA"), Value::Int(61));
   sis::DelyPayload bare;
@@ -285,7 +287,8 @@ TEST_F(FlopTest, ErutSrvtVipf) {
                         {Entry("ERUT", "RTNO", "1", {Leaf("APCD", "PEK")}),
                          Entry("ERUT", "RTNO", "2", {Leaf("APCD", "SHA")})}))});
   Run("ERUT", {Rec(List("ERUT", "RTNO", {Entry("ERUT", "RTNO", "2", {Leaf("APCD", "CAN")})}))});
-  const Entries& legs = Get().data.lists.at("ERUT");
+  const Flight legs_flight = Get();  // held: the references below point into it
+  const Entries& legs = legs_flight.data.lists.at("ERUT");
   ASSERT_EQ(legs.size(), 2u);
   EXPECT_EQ(legs[1].at("APCD"), Value::Text("CAN"));
   sis::ListPayload blank = List("ERUT", "RTNO", {});
@@ -308,7 +311,8 @@ TEST_F(FlopTest, ErutSrvtVipf) {
       {Rec(List("VIPF", "VPCD", {Entry("VIPF", "VPCD", "V2", {Leaf("VFES", "1")}, false)}))});
   Run("VIPF",
       {Rec(List("VIPF", "VPCD", {Entry("VIPF", "VPCD", "V1", {Leaf("VFES", "4")}, false)}))});
-  const Entries& vips = Get().data.lists.at("VIPF");
+  const Flight vips_flight = Get();  // held: the references below point into it
+  const Entries& vips = vips_flight.data.lists.at("VIPF");
   ASSERT_EQ(vips.size(), 2u);  // never deleted, V1 updated
   EXPECT_EQ(vips[0].at("VFES"), Value::Text("4"));
 }
@@ -321,7 +325,8 @@ TEST_F(FlopTest, PshtTiptPatchStandEntry) {
   push.element.children = {TimeLeaf("PSTM", Local(2026, 11, 30, 13, 46)), Leaf("PSID", "IN"),
                            Leaf("PUST", "504")};
   Run("PSHT", {Rec(List("PSHT", "PSHN", {push}))});
-  const Fields& stand = Get().data.lists.at("PSDT")[0];
+  const Flight stand_flight = Get();  // held: the references below point into it
+  const Fields& stand = stand_flight.data.lists.at("PSDT")[0];
   EXPECT_EQ(stand.at("PSID"), Value::Text("IN"));
   EXPECT_EQ(stand.at("PSTM"), Value::Time(Local(2026, 11, 30, 13, 46)));
   sis::ListEntry trac;
