@@ -235,7 +235,7 @@ class ProcessedMarkStage final : public Stage {
 class DailySweepStage final : public Stage {
  public:
   DailySweepStage(const JobDeps& d, int at_minutes)
-      : job_(d.log, d.zone, d.clock, at_minutes),
+      : job_(d.log, d.zone, d.clock, at_minutes, *d.settings),
         appended_(d.appended),
         m_("daily-sweep"),
         clock_(d.clock) {}
@@ -307,3 +307,14 @@ Status AddJobStages(const JobDeps& deps, StageRunner* runner) {
 }
 
 }  // namespace msgx
+Status AppendDueSweep(const JobDeps& deps) {
+  if (deps.config->history_sweep_at == "off") return Status::Ok();
+  auto at = ParseTimeOfDay(deps.config->history_sweep_at);
+  if (!at.ok()) return at.status();
+  DailySweep job(deps.log, deps.zone, deps.clock, *at, *deps.settings);
+  auto r = job.Step();
+  if (!r.ok()) return r.status();
+  if (r->appended) Logger("jobs")->info("daily sweep of {} appended at start-up", r->day);
+  return Status::Ok();
+}
+

@@ -33,7 +33,8 @@
 //   "job daily-sweep"      once per airport day at history.sweep-at, one
 //                          HISTORY_SWEEP and one IDENTITY_EXPIRY command
 //                          appended to the log (stream/jobs/daily_sweep.h),
-//                          then the fold is woken.
+//                          then the fold is woken. AppendDueSweep() runs its
+//                          step once at start-up, before capture.
 #pragma once
 
 #include <functional>
@@ -48,6 +49,7 @@
 
 namespace msgx {
 
+#include "state/decision_settings.h"
 struct JobDeps {
   const Config* config = nullptr;
   std::string log_uuid;
@@ -55,7 +57,8 @@ struct JobDeps {
   const Clock* clock = nullptr;
   LogStore* log = nullptr;
   const AirportZone* zone = nullptr;
-  std::function<void()> appended;  // the daily sweep appended (wakes the fold)
+  const DecisionSettings* settings = nullptr;  // as recorded in the log
+  std::function<void()> appended;              // the daily sweep appended (wakes the fold)
 };
 
 inline constexpr const char* kEventRetentionStage = "job event-retention";
@@ -75,3 +78,14 @@ StagePolicy ProcessedMarkPolicy(const Config& c);
 Status AddJobStages(const JobDeps& deps, StageRunner* runner);
 
 }  // namespace msgx
+// The daily sweep's step, once, on the caller's thread: the day's commands
+// when their time has come and they are not in the log. `msgx run` calls it
+// at start-up, when it leads, after the settings are recorded and before
+// capture starts, so that the start-up order of the log (SETTINGS, the day's
+// SWEEP and EXPIRE, then the captured rows) does not depend on which stage
+// is first; a log restored from a backup taken in between gets the same
+// records at the same offsets again (docs/operations.md#backup-and-restore).
+// Nothing when history.sweep-at is off. kConfig when it is malformed, kInfra
+// when the log cannot be read or written.
+Status AppendDueSweep(const JobDeps& deps);
+
