@@ -122,7 +122,7 @@ TEST_F(DailySweepTest, TheDaysCommandsDoNotDependOnWhenTheyAreAppended) {
   const std::vector<CommandData> first = CommandRecords();
   ASSERT_EQ(first.size(), 2U);
   const MicrosSinceEpoch at = kDec1 + k0330 * kMinute;
-  EXPECT_EQ(std::get<HistorySweepArgs>(first[0].args).cutoff, kDec1 - 2 * 24 * kHour);
+  EXPECT_EQ(std::get<HistorySweepArgs>(first[0].args).cutoff, kDec1 - 48 * kHour);
   EXPECT_EQ(std::get<IdentityExpiryArgs>(first[1].args).before, at - 72 * kHour);
   EXPECT_EQ(first[0].issued_at, at);
   EXPECT_EQ(first[1].issued_at, at);
