@@ -20,6 +20,12 @@
 //                          minute (every half archive-after if shorter, at
 //                          least every second), batches of 1,000 until none
 //                          is due;
+//   "job proc-state-hst-retention"
+//                          proc_state_hst rows archived longer ago than
+//                          proc-state.hst-retention are deleted
+//                          (stream/jobs/proc_state_hst_retention.h), on the
+//                          same schedule as the archive's, with its
+//                          retention; not added when the retention is 0;
 //   "job processed-mark"   terminal outcomes' mailbox rows get their
 //                          processed mark, from NULL only, and proc_state
 //                          records how each settled
@@ -43,13 +49,13 @@
 #include "base/clock.h"
 #include "base/config.h"
 #include "state/airport_zone.h"
+#include "state/decision_settings.h"
 #include "state/log_store.h"
 #include "stream/pg/leadership_keeper.h"
 #include "stream/service/stage_runner.h"
 
 namespace msgx {
 
-#include "state/decision_settings.h"
 struct JobDeps {
   const Config* config = nullptr;
   std::string log_uuid;
@@ -65,6 +71,7 @@ inline constexpr const char* kEventRetentionStage = "job event-retention";
 inline constexpr const char* kDailySweepStage = "job daily-sweep";
 inline constexpr const char* kProcessedMarkStage = "job processed-mark";
 inline constexpr const char* kProcStateArchiveStage = "job proc-state-archive";
+inline constexpr const char* kProcStateHstRetentionStage = "job proc-state-hst-retention";
 
 // The processed mark's runner policy: leader only; a run every
 // pipeline.backfill-backoff-ms; stalled (a refused or unreachable mailbox,
@@ -77,7 +84,6 @@ StagePolicy ProcessedMarkPolicy(const Config& c);
 // the runner outlive the stages. kConfig when history.sweep-at is malformed.
 Status AddJobStages(const JobDeps& deps, StageRunner* runner);
 
-}  // namespace msgx
 // The daily sweep's step, once, on the caller's thread: the day's commands
 // when their time has come and they are not in the log. `msgx run` calls it
 // at start-up, when it leads, after the settings are recorded and before
@@ -89,3 +95,4 @@ Status AddJobStages(const JobDeps& deps, StageRunner* runner);
 // when the log cannot be read or written.
 Status AppendDueSweep(const JobDeps& deps);
 
+}  // namespace msgx
