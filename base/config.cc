@@ -368,6 +368,8 @@ const std::vector<KeySpec>& Keys() {
                          [](Config& c) -> Millis& { return c.pipeline.pending_retention; }));
     k.push_back(Duration("proc-state.archive-after",
                          [](Config& c) -> Millis& { return c.proc_state_archive_after; }));
+    k.push_back(Duration("proc-state.hst-retention",
+                         [](Config& c) -> Millis& { return c.proc_state_hst_retention; }));
     k.push_back(Duration(
         "schd.flush-period", [](Config& c) -> Millis& { return c.schd_flush_period; }, Millis{1}));
     k.push_back(Integer<int>(

@@ -82,6 +82,9 @@ struct Config {
   // The pipeline's settings (docs/configuration.md#keys-and-defaults).
   PipelineConfig pipeline;
   Millis proc_state_archive_after{24LL * 3'600'000};
+  // proc-state.hst-retention: how long an archived outcome stays in
+  // proc_state_hst; 0 keeps it forever (docs/jobs.md#archive-retention).
+  Millis proc_state_hst_retention{400LL * 86'400'000};
   Millis schd_flush_period{3000};
   int schd_flush_limit = 500;
   std::int64_t schd_max_batch_bytes = 900'000;

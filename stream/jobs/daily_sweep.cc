@@ -31,8 +31,14 @@ DailyRun DailyRunOf(MicrosSinceEpoch now, const AirportZone& zone, int at_minute
 std::int64_t DaySweepId(std::int64_t day) { return -(day * 10 + 1); }
 std::int64_t DayExpiryId(std::int64_t day) { return -(day * 10 + 2); }
 
-DailySweep::DailySweep(LogStore* log, const AirportZone* zone, const Clock* clock, int at_minutes)
-    : log_(log), zone_(zone), clock_(clock), at_minutes_(at_minutes) {}
+DailySweep::DailySweep(LogStore* log, const AirportZone* zone, const Clock* clock, int at_minutes,
+                       const DecisionSettings& settings)
+    : log_(log),
+      zone_(zone),
+      clock_(clock),
+      at_minutes_(at_minutes),
+      keep_days_(settings.history_keep_days),
+      identity_window_(settings.identity_window) {}
 
 Result<DailySweepStep> DailySweep::Step() {
   const MicrosSinceEpoch now = clock_->NowMicros();
@@ -49,9 +55,12 @@ Result<DailySweepStep> DailySweep::Step() {
   if (!done.ok()) return done.status();
   if (done->has_value()) return out;
   const std::string by = "msgx:jobs:sweep-at";
+  const HistorySweepArgs sweep{StartOfAirportDay(today.at, *zone_) -
+                               static_cast<MicrosSinceEpoch>(keep_days_) * 24 * kHour};
+  const IdentityExpiryArgs expiry{today.at - identity_window_.count() * 1000};
   std::vector<LogRecordData> records{
-      LogRecordData::Command(CommandData{HistorySweepArgs{}, by, DaySweepId(today.day), now}),
-      LogRecordData::Command(CommandData{IdentityExpiryArgs{}, by, DayExpiryId(today.day), now})};
+      LogRecordData::Command(CommandData{sweep, by, DaySweepId(today.day), today.at}),
+      LogRecordData::Command(CommandData{expiry, by, DayExpiryId(today.day), today.at})};
   auto appended = log_->AppendCommands(records);
   if (!appended.ok()) return appended.status();
   out.appended = true;

@@ -3,8 +3,18 @@
 // the start of that day (history.sweep-at, 03:30 by default), it appends one
 // HISTORY_SWEEP and one IDENTITY_EXPIRY command to the log in one synced
 // batch; the fold then does what those commands do
-// (docs/fold.md#history-sweep, docs/fold.md#identity-expiry), with the
-// limits of the settings in force (cutoff and before are left 0).
+// (docs/fold.md#history-sweep, docs/fold.md#identity-expiry).
+//
+// The commands are a function of the day and the decision settings alone,
+// never of when they are appended: they carry explicit limits, computed from
+// the day's run instant (cutoff: the start of the day less history.keep-days;
+// before: the run instant less identity.window, the limits the fold would
+// take from the same settings at that instant), and that instant as their
+// issued_at. So the same day's commands appended again by a later process
+// (after `msgx restore` of a backup taken before they were appended) fold to
+// the same decisions and the same chained digest as the first ones
+// (docs/operations.md#backup-and-restore); limits left 0 would be taken from
+// the append time, which differs.
 //
 // Once per day, across restarts and leader changes: the two commands carry
 // the command ids DaySweepId(day) and DayExpiryId(day) (negative, so never a
@@ -25,6 +35,7 @@
 #include "base/clock.h"
 #include "base/result.h"
 #include "state/airport_zone.h"
+#include "state/decision_settings.h"
 #include "state/log_store.h"
 
 namespace msgx {
@@ -52,8 +63,11 @@ struct DailySweepStep {
 
 class DailySweep {
  public:
+  // The limits come from `settings` (history_keep_days, identity_window):
+  // those the process records in the log as in force.
   // REQUIRES: log, zone and clock outlive the job.
-  DailySweep(LogStore* log, const AirportZone* zone, const Clock* clock, int at_minutes);
+  DailySweep(LogStore* log, const AirportZone* zone, const Clock* clock, int at_minutes,
+             const DecisionSettings& settings);
 
   // Appends the current day's commands when its time has come and they are
   // not in the log yet. kInfra when the log cannot be read or written.
@@ -64,6 +78,8 @@ class DailySweep {
   const AirportZone* zone_;
   const Clock* clock_;
   int at_minutes_;
+  int keep_days_;
+  Millis identity_window_;
 };
 
 }  // namespace msgx

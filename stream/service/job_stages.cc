@@ -11,6 +11,7 @@
 #include "stream/jobs/event_retention.h"
 #include "stream/jobs/mailbox_marks.h"
 #include "stream/jobs/proc_state_archive.h"
+#include "stream/jobs/proc_state_hst_retention.h"
 #include "stream/jobs/processed_mark.h"
 #include "stream/pg/pg_session.h"
 
@@ -68,7 +69,8 @@ struct JobMetrics {
 };
 
 // A run is a sequence of batches until one is short; then the stage waits
-// for the next run. `Job` is EventRetention or ProcStateArchive: built from
+// for the next run. `Job` is EventRetention, ProcStateArchive or
+// ProcStateHstRetention: built from
 // (PgSession*, const Clock*, JobOptions), with Result<int> Step(epoch) (the
 // rows one batch did) and Result<std::int64_t> Backlog(cap).
 template <typename Job, typename JobOptions>
@@ -136,6 +138,15 @@ std::unique_ptr<Stage> ProcStateArchiveStage(const JobDeps& d) {
   o.batch = kBatch;
   return std::make_unique<BatchJobStage<ProcStateArchive, ProcStateArchiveOptions>>(
       d, "proc-state-archive", RunEvery(o.archive_after), std::move(o));
+}
+
+std::unique_ptr<Stage> ProcStateHstRetentionStage(const JobDeps& d) {
+  ProcStateHstRetentionOptions o;
+  o.log_uuid = d.log_uuid;
+  o.retention = d.config->proc_state_hst_retention;
+  o.batch = kBatch;
+  return std::make_unique<BatchJobStage<ProcStateHstRetention, ProcStateHstRetentionOptions>>(
+      d, "proc-state-hst-retention", RunEvery(o.retention), std::move(o));
 }
 
 // A run (every pipeline.backfill-backoff-ms) first counts the backlog, the
@@ -235,7 +246,7 @@ class ProcessedMarkStage final : public Stage {
 class DailySweepStage final : public Stage {
  public:
   DailySweepStage(const JobDeps& d, int at_minutes)
-      : job_(d.log, d.zone, d.clock, at_minutes),
+      : job_(d.log, d.zone, d.clock, at_minutes, *d.settings),
         appended_(d.appended),
         m_("daily-sweep"),
         clock_(d.clock) {}
@@ -290,6 +301,11 @@ Status AddJobStages(const JobDeps& deps, StageRunner* runner) {
   StagePolicy archive = p;
   archive.idle_wait = RunEvery(deps.config->proc_state_archive_after);
   runner->Add(kProcStateArchiveStage, ProcStateArchiveStage(deps), archive);
+  if (deps.config->proc_state_hst_retention.count() > 0) {
+    StagePolicy retention = p;
+    retention.idle_wait = RunEvery(deps.config->proc_state_hst_retention);
+    runner->Add(kProcStateHstRetentionStage, ProcStateHstRetentionStage(deps), retention);
+  }
   if (!deps.config->mailbox_url.empty()) {
     auto marks = MakeMailboxMarks(*deps.config);
     if (!marks.ok()) return marks.status();
@@ -303,6 +319,17 @@ Status AddJobStages(const JobDeps& deps, StageRunner* runner) {
   StagePolicy daily = p;
   daily.idle_wait = kRunEvery;
   runner->Add(kDailySweepStage, std::make_unique<DailySweepStage>(deps, *at), daily);
+  return Status::Ok();
+}
+
+Status AppendDueSweep(const JobDeps& deps) {
+  if (deps.config->history_sweep_at == "off") return Status::Ok();
+  auto at = ParseTimeOfDay(deps.config->history_sweep_at);
+  if (!at.ok()) return at.status();
+  DailySweep job(deps.log, deps.zone, deps.clock, *at, *deps.settings);
+  auto r = job.Step();
+  if (!r.ok()) return r.status();
+  if (r->appended) Logger("jobs")->info("daily sweep of {} appended at start-up", r->day);
   return Status::Ok();
 }
 

@@ -20,6 +20,12 @@
 //                          minute (every half archive-after if shorter, at
 //                          least every second), batches of 1,000 until none
 //                          is due;
+//   "job proc-state-hst-retention"
+//                          proc_state_hst rows archived longer ago than
+//                          proc-state.hst-retention are deleted
+//                          (stream/jobs/proc_state_hst_retention.h), on the
+//                          same schedule as the archive's, with its
+//                          retention; not added when the retention is 0;
 //   "job processed-mark"   terminal outcomes' mailbox rows get their
 //                          processed mark, from NULL only, and proc_state
 //                          records how each settled
@@ -33,7 +39,8 @@
 //   "job daily-sweep"      once per airport day at history.sweep-at, one
 //                          HISTORY_SWEEP and one IDENTITY_EXPIRY command
 //                          appended to the log (stream/jobs/daily_sweep.h),
-//                          then the fold is woken.
+//                          then the fold is woken. AppendDueSweep() runs its
+//                          step once at start-up, before capture.
 #pragma once
 
 #include <functional>
@@ -42,6 +49,7 @@
 #include "base/clock.h"
 #include "base/config.h"
 #include "state/airport_zone.h"
+#include "state/decision_settings.h"
 #include "state/log_store.h"
 #include "stream/pg/leadership_keeper.h"
 #include "stream/service/stage_runner.h"
@@ -55,13 +63,15 @@ struct JobDeps {
   const Clock* clock = nullptr;
   LogStore* log = nullptr;
   const AirportZone* zone = nullptr;
-  std::function<void()> appended;  // the daily sweep appended (wakes the fold)
+  const DecisionSettings* settings = nullptr;  // as recorded in the log
+  std::function<void()> appended;              // the daily sweep appended (wakes the fold)
 };
 
 inline constexpr const char* kEventRetentionStage = "job event-retention";
 inline constexpr const char* kDailySweepStage = "job daily-sweep";
 inline constexpr const char* kProcessedMarkStage = "job processed-mark";
 inline constexpr const char* kProcStateArchiveStage = "job proc-state-archive";
+inline constexpr const char* kProcStateHstRetentionStage = "job proc-state-hst-retention";
 
 // The processed mark's runner policy: leader only; a run every
 // pipeline.backfill-backoff-ms; stalled (a refused or unreachable mailbox,
@@ -73,5 +83,16 @@ StagePolicy ProcessedMarkPolicy(const Config& c);
 // Adds the job stages to `runner`. REQUIRES: postgres.url is set; deps and
 // the runner outlive the stages. kConfig when history.sweep-at is malformed.
 Status AddJobStages(const JobDeps& deps, StageRunner* runner);
+
+// The daily sweep's step, once, on the caller's thread: the day's commands
+// when their time has come and they are not in the log. `msgx run` calls it
+// at start-up, when it leads, after the settings are recorded and before
+// capture starts, so that the start-up order of the log (SETTINGS, the day's
+// SWEEP and EXPIRE, then the captured rows) does not depend on which stage
+// is first; a log restored from a backup taken in between gets the same
+// records at the same offsets again (docs/operations.md#backup-and-restore).
+// Nothing when history.sweep-at is off. kConfig when it is malformed, kInfra
+// when the log cannot be read or written.
+Status AppendDueSweep(const JobDeps& deps);
 
 }  // namespace msgx

@@ -500,10 +500,18 @@ int RunService(const Config& config) {
     jobs.clock = clock;
     jobs.log = log_store;
     jobs.zone = &zone;
+    jobs.settings = &*settings;
     jobs.appended = [&runner] { runner.Wake(kFoldStage); };
     if (Status s = AddJobStages(jobs, &runner); !s.ok()) {
       lg->error("{}", s.ToString());
       return 2;
+    }
+    // The day's sweep before capture appends anything, when this process
+    // leads; otherwise (or on an outage) the stage appends it later.
+    if (keeper->epoch() > 0) {
+      if (Status s = AppendDueSweep(jobs); !s.ok()) {
+        lg->warn("daily sweep at start-up: {} (the stage retries)", s.ToString());
+      }
     }
   }
 

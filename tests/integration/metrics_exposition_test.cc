@@ -281,7 +281,8 @@ TEST_F(MetricsExpositionTest, ALiveRunExposesEveryFamilyWithItsLabels) {
   EXPECT_GE(Value(e, "msgx_fold_batch_records_count"), 1);
 
   // Per job: rows done, backlog, last and next run.
-  for (const char* job : {"event-retention", "proc-state-archive", "processed-mark"}) {
+  for (const char* job :
+       {"event-retention", "proc-state-archive", "proc-state-hst-retention", "processed-mark"}) {
     const std::map<std::string, std::string> l = {{"job_name", job}};
     EXPECT_EQ(e.Samples("msgx_job_rows_total", l).size(), 1U) << job;
     EXPECT_EQ(e.Samples("msgx_job_backlog", l).size(), 1U) << job;

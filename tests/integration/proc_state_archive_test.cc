@@ -6,7 +6,11 @@
 // history row holds the old values; a second run moves nothing; the applier
 // (driven directly, with a real StateStore) leaves a shadow ARCHIVED when a
 // batch is applied again at the same or a lower offset, and replaces it with
-// a replay's later outcome; a stale leader moves nothing.
+// a replay's later outcome; a stale leader moves nothing. And the history's
+// retention (stream/jobs/proc_state_hst_retention.h,
+// docs/jobs.md#archive-retention): only history rows archived longer ago
+// than the retention are deleted, in bounded batches, oldest first, the
+// shadows stay; a stale leader deletes nothing.
 #include "stream/jobs/proc_state_archive.h"
 
 #include <gtest/gtest.h>
@@ -14,11 +18,13 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "base/clock.h"
 #include "state/digest.h"
 #include "state/state_store.h"
 #include "stream/apply/pg_applier.h"
+#include "stream/jobs/proc_state_hst_retention.h"
 #include "stream/pg/pg_leadership.h"
 #include "stream/pg/pg_session.h"
 #include "tests/support/fixtures.h"
@@ -111,6 +117,29 @@ class ArchiveTest : public testing::PgSuite {
     auto r = job.Step(epoch_);
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     return r.ok() ? *r : -1;
+  }
+
+  // The history's retention, 10 days.
+  ProcStateHstRetention Retention(int batch = 1000) {
+    ProcStateHstRetentionOptions o;
+    o.log_uuid = kLog;
+    o.retention = Millis(10LL * 24 * 3'600'000);
+    o.batch = batch;
+    return ProcStateHstRetention(session_.get(), &clock_, o);
+  }
+
+  // Archives rows 1..n (settled, two days old), then sets row i's
+  // archived_at to `days_ago[i - 1]` days before the clock.
+  void ArchivedAgo(const std::vector<int>& days_ago) {
+    for (std::size_t i = 0; i < days_ago.size(); ++i) {
+      Row(static_cast<std::int64_t>(i + 1), "SUCCEEDED", "MARKED", 48);
+    }
+    ProcStateArchive job = Job();
+    ASSERT_EQ(MustStep(job), static_cast<int>(days_ago.size()));
+    for (std::size_t i = 0; i < days_ago.size(); ++i) {
+      Sql("UPDATE proc_state_hst SET archived_at = " + Ago(days_ago[i] * 24) +
+          " WHERE msg_id = " + std::to_string(i + 1));
+    }
   }
 
   // The applier on a StateStore of its own (as pg_applier_test drives it).
@@ -258,6 +287,54 @@ TEST_F(ArchiveTest, AReAppliedOutcomeLeavesTheShadowAndAReplayReplacesIt) {
   EXPECT_EQ(Main(), "1|ARCHIVED|SNDR:1|0|~~~~~~~~~|0|4|MARKED\n");
   EXPECT_EQ(History(), "1|SUCCEEDED|SNDR:1|1|~|~|MALFORMED: bad xml|4|MARKED|~|~|t|t\n");
   EXPECT_EQ(MustStep(job), 0);
+}
+
+TEST_F(ArchiveTest, TheRetentionDeletesOnlyOldHistoryInBatchesAndKeepsTheShadows) {
+  // Archived 30, 12, 11, 10 (less one hour), 9 and 0 days ago.
+  ArchivedAgo({30, 12, 11, 0, 9, 0});
+  Sql("UPDATE proc_state_hst SET archived_at = " + Ago(10 * 24 - 1) + " WHERE msg_id = 4");
+  ProcStateHstRetention retention = Retention(2);
+  EXPECT_EQ(*retention.Backlog(100), 3);
+  EXPECT_EQ(*retention.Backlog(1), 1);  // capped
+
+  auto step = [&] {
+    auto r = retention.Step(epoch_);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : -1;
+  };
+  EXPECT_EQ(step(), 2);  // the two oldest
+  EXPECT_EQ(Sql("SELECT msg_id FROM proc_state_hst ORDER BY msg_id"), "3\n4\n5\n6\n");
+  EXPECT_EQ(step(), 1);
+  EXPECT_EQ(step(), 0);  // repeatable
+  EXPECT_EQ(Sql("SELECT msg_id FROM proc_state_hst ORDER BY msg_id"), "4\n5\n6\n");
+  // Every shadow stays, with its identity and offset.
+  EXPECT_EQ(Sql("SELECT msg_id, state, identity_key, log_offset FROM proc_state ORDER BY msg_id"),
+            "1|ARCHIVED|SNDR:1|101\n2|ARCHIVED|SNDR:2|102\n3|ARCHIVED|SNDR:3|103\n"
+            "4|ARCHIVED|SNDR:4|104\n5|ARCHIVED|SNDR:5|105\n6|ARCHIVED|SNDR:6|106\n");
+
+  // Two hours later row 4 is past the retention too.
+  clock_.Advance(std::chrono::hours(2));
+  EXPECT_EQ(step(), 1);
+  EXPECT_EQ(Sql("SELECT msg_id FROM proc_state_hst ORDER BY msg_id"), "5\n6\n");
+
+  // A batch can read the index in its order (on a table this small the
+  // planner would rather scan, hence enable_seqscan off).
+  const std::string plan = Sql(
+      "SET enable_seqscan = off; EXPLAIN SELECT msg_id FROM proc_state_hst WHERE archived_at < " +
+      Ago(0) + " ORDER BY archived_at, msg_id LIMIT 1000");
+  EXPECT_NE(plan.find("proc_state_hst_archived_idx"), std::string::npos) << plan;
+}
+
+TEST_F(ArchiveTest, AStaleLeaderDeletesNoHistory) {
+  ArchivedAgo({30});
+  ProcStateHstRetention retention = Retention();
+  Sql("UPDATE pipeline SET leader_epoch = leader_epoch + 1");
+  auto r = retention.Step(epoch_);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().error_class(), ErrorClass::kInfra);
+  EXPECT_NE(r.status().message().find("stale epoch"), std::string::npos) << r.status().message();
+  EXPECT_EQ(retention.Step(0).status().error_class(), ErrorClass::kInfra);
+  EXPECT_EQ(Sql("SELECT count(*) FROM proc_state_hst"), "1\n");
 }
 
 TEST_F(ArchiveTest, AStaleLeaderMovesNothing) {

@@ -83,9 +83,12 @@ PipelineCheckResult CheckPipeline(const PipelineCheckInput& in) {
   pqxx::connection own(in.own_url);
   pqxx::nontransaction nt(own);
   std::set<std::int64_t> seen;
-  for (const auto& row :
-       nt.exec("SELECT msg_id, state, error_class, last_error, prev_error, log_offset, "
-               "backfill_next_at IS NOT NULL FROM proc_state")) {
+  // An ARCHIVED shadow's outcome is its history row's (columns 7..12).
+  for (const auto& row : nt.exec(
+           "SELECT p.msg_id, p.state, p.error_class, p.last_error, p.prev_error, p.log_offset, "
+           "p.backfill_next_at IS NOT NULL, h.msg_id IS NOT NULL, h.state, h.error_class, "
+           "h.last_error, h.prev_error, h.log_offset FROM proc_state p LEFT JOIN proc_state_hst h "
+           "ON p.state = 'ARCHIVED' AND h.msg_id = p.msg_id")) {
     const auto id = row[0].as<std::int64_t>();
     seen.insert(id);
     ++res.outcomes;
@@ -95,13 +98,23 @@ PipelineCheckResult CheckPipeline(const PipelineCheckInput& in) {
       continue;
     }
     const Outcome& want = **o;
-    if (Text(row[1]) != OutcomeStateName(want.state) || Text(row[2]) != want.error_class ||
-        Text(row[3]) != want.last_error || Text(row[4]) != want.prev_error ||
-        row[5].as<std::int64_t>() != want.log_offset || !row[6].as<bool>()) {
-      problem("proc_state row " + std::to_string(id) + " is " + Text(row[1]) + "/" + Text(row[2]) +
-              "/" + Text(row[3]) + " at " + Text(row[5]) + "; state says " +
-              std::string(OutcomeStateName(want.state)) + "/" + want.error_class + "/" +
-              want.last_error + " at " + std::to_string(want.log_offset));
+    const bool archived = Text(row[1]) == "ARCHIVED";
+    if (archived && !row[7].as<bool>()) {
+      problem("ARCHIVED proc_state row " + std::to_string(id) + " has no proc_state_hst row");
+      continue;
+    }
+    if (archived && row[12].as<std::int64_t>() != row[5].as<std::int64_t>()) {
+      problem("ARCHIVED proc_state row " + std::to_string(id) + " is at " + Text(row[5]) +
+              ", its proc_state_hst row at " + Text(row[12]));
+    }
+    const int c = archived ? 8 : 1;  // the outcome's columns: the history's or the row's
+    if (Text(row[c]) != OutcomeStateName(want.state) || Text(row[c + 1]) != want.error_class ||
+        Text(row[c + 2]) != want.last_error || Text(row[c + 3]) != want.prev_error ||
+        row[c + 4].as<std::int64_t>() != want.log_offset || !row[6].as<bool>()) {
+      problem(std::string(archived ? "archived " : "") + "proc_state row " + std::to_string(id) +
+              " is " + Text(row[c]) + "/" + Text(row[c + 1]) + "/" + Text(row[c + 2]) + " at " +
+              Text(row[c + 4]) + "; state says " + std::string(OutcomeStateName(want.state)) + "/" +
+              want.error_class + "/" + want.last_error + " at " + std::to_string(want.log_offset));
     }
   }
   for (std::int64_t id : mailbox) {

@@ -2,7 +2,10 @@
 // outside RocksDB says exactly what the log says (issue 5 "Happy path" and
 // "Crash points"):
 //   - proc_state has one row per mailbox row, equal to the state store's
-//     outcome (state, class, error, prev_error, deciding offset);
+//     outcome (state, class, error, prev_error, deciding offset); an
+//     ARCHIVED shadow (docs/jobs.md#proc-state-archive) is compared through
+//     its proc_state_hst row, which holds the outcome it was, and must be at
+//     that row's log_offset;
 //   - msg_event holds exactly the events of an independent re-fold of the
 //     log (event_key, target, key, type, version, payload bytes): none
 //     missing, none extra; event_id order follows log order per target;

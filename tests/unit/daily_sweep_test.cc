@@ -1,9 +1,11 @@
 // DailySweep (stream/jobs/daily_sweep.h): the day's SWEEP and EXPIRE are
-// appended once, at the time of day in airport time, across a restart.
+// appended once, at the time of day in airport time, across a restart; what
+// they carry depends on the day and the settings, not on the append time.
 #include "stream/jobs/daily_sweep.h"
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <variant>
 #include <vector>
 
@@ -30,7 +32,7 @@ class DailySweepTest : public ::testing::Test {
     log_ = std::move(l).value();
   }
   DailySweepStep Step() {
-    DailySweep job(log_.get(), &kShanghai, &clock_, k0330);
+    DailySweep job(log_.get(), &kShanghai, &clock_, k0330, settings_);
     auto r = job.Step();
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     return r.ok() ? *r : DailySweepStep{};
@@ -49,6 +51,24 @@ class DailySweepTest : public ::testing::Test {
     return out;
   }
 
+  // The log's commands, in order.
+  std::vector<CommandData> CommandRecords() {
+    std::vector<LogEntry> all;
+    EXPECT_TRUE(log_->Read(0, 100, &all).ok());
+    std::vector<CommandData> out;
+    for (const auto& e : all) {
+      auto r = ToLogRecordData(e.bytes);
+      if (r.ok() && r->command) out.push_back(*r->command);
+    }
+    return out;
+  }
+
+  DecisionSettings settings_ = [] {
+    DecisionSettings s;
+    s.history_keep_days = 2;
+    s.identity_window = std::chrono::hours(72);
+    return s;
+  }();
   testing::TempDir dir_;
   ManualClock clock_{kDec1 + k0330 * kMinute - 1'000'000};  // 03:29:59
   std::unique_ptr<LogStore> log_;
@@ -90,6 +110,30 @@ TEST_F(DailySweepTest, AppendsOncePerAirportDayAtItsTimeAcrossARestart) {
   EXPECT_TRUE(next.appended);
   EXPECT_EQ(next.day, 20261202);
   EXPECT_EQ(Commands(), "SESE");
+}
+
+// A backup taken before the day's commands, restored later that day: the
+// process then appends them again, later, and they must be the same commands
+// (explicit limits from the day's run instant and the settings, issued at
+// that instant) or the rebuilt digest differs from PostgreSQL's.
+TEST_F(DailySweepTest, TheDaysCommandsDoNotDependOnWhenTheyAreAppended) {
+  clock_.Set(kDec1 + 5 * kHour);  // 05:00
+  ASSERT_TRUE(Step().appended);
+  const std::vector<CommandData> first = CommandRecords();
+  ASSERT_EQ(first.size(), 2U);
+  const MicrosSinceEpoch at = kDec1 + k0330 * kMinute;
+  EXPECT_EQ(std::get<HistorySweepArgs>(first[0].args).cutoff, kDec1 - 48 * kHour);
+  EXPECT_EQ(std::get<IdentityExpiryArgs>(first[1].args).before, at - 72 * kHour);
+  EXPECT_EQ(first[0].issued_at, at);
+  EXPECT_EQ(first[1].issued_at, at);
+
+  // An empty log again (the restored backup), at 21:00 the same day.
+  log_.reset();
+  std::filesystem::remove_all(dir_.path() + "/log");
+  clock_.Set(kDec1 + 21 * kHour);
+  Open();
+  ASSERT_TRUE(Step().appended);
+  EXPECT_EQ(CommandRecords(), first);
 }
 
 TEST_F(DailySweepTest, AProcessStartingLaterInTheDayAppendsThatDaysRun) {
