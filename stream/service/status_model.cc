@@ -13,12 +13,12 @@
 #include <string_view>
 #include <utility>
 
-#include "base/mariadb_url.h"
 #include "state/log_reader.h"
 #include "state/log_record.h"
 #include "state/redis_client.h"
 #include "state/redis_mirror.h"
 #include "state/state_store.h"
+#include "stream/capture/mailbox_factory.h"
 #include "stream/pg/pg_session.h"
 
 namespace msgx {
@@ -57,20 +57,16 @@ class Builder {
   rapidjson::Document doc_;
 };
 
+// The mailbox section, through the Mailbox adapter mailbox.url names (the
+// same read capture's lag metric makes), on PostgreSQL and MariaDB/MySQL
+// alike.
 void ReadMailbox(const Config& c, Builder* b) {
   if (c.mailbox_url.empty()) return b->Missing("mailbox", "mailbox.url not set");
-  if (IsMariaDbUrl(c.mailbox_url)) {
-    return b->Missing("mailbox", "not built for a MariaDB/MySQL mailbox yet");
-  }
-  PgSession pg(c.mailbox_url);
-  std::int64_t max_id = 0;
-  Status s = pg.Run([&](pqxx::dbtransaction& tx) {
-    max_id =
-        tx.exec1("SELECT coalesce(max(" + c.mailbox_columns.id + "), 0) FROM " + c.mailbox_table)[0]
-            .as<std::int64_t>();
-  });
-  if (!s.ok()) return b->Missing("mailbox", s.message());
-  b->Set(b->Section("mailbox"), "max_id", max_id);
+  auto mailbox = MakeMailbox(c, SystemClock::Default());
+  if (!mailbox.ok()) return b->Missing("mailbox", mailbox.status().message());
+  Result<std::int64_t> max_id = (*mailbox)->MaxId();
+  if (!max_id.ok()) return b->Missing("mailbox", max_id.status().message());
+  b->Set(b->Section("mailbox"), "max_id", *max_id);
 }
 
 // The decision settings in force: the log's last SETTINGS record

@@ -8,7 +8,8 @@
 //     (about 5 MB), so older events may be gone;
 //   - each key's events first appear in event_id order (the dispatcher's
 //     per-target FIFO); a message seen again is a re-send after a fault
-//     (at-least-once) and is only counted.
+//     (at-least-once) and is only counted, and so is one of an event older
+//     than the oldest message held (its first send fell off the tail).
 // The topic is read from its beginning to its end (partition 0, as a
 // read_committed consumer, for at most 30 s); nothing may write to it
 // meanwhile.

@@ -14,6 +14,7 @@
 #include "state/redis_client.h"
 #include "state/redis_mirror.h"
 #include "state/state_store.h"
+#include "tests/support/mailbox_reads.h"
 #include "tools/fold_tools.h"
 
 namespace msgx::testing {
@@ -71,14 +72,8 @@ PipelineCheckResult CheckPipeline(const PipelineCheckInput& in) {
   res.applied_offset = meta->applied_offset;
 
   // proc_state against the mailbox and the state's outcomes.
-  std::set<std::int64_t> mailbox;
-  {
-    pqxx::connection c(in.mailbox_url);
-    pqxx::nontransaction nt(c);
-    for (const auto& row : nt.exec("SELECT cminmsgs_id FROM cminmsgs")) {
-      mailbox.insert(row[0].as<std::int64_t>());
-    }
-  }
+  const std::vector<std::int64_t> ids = MailboxIds(in.mailbox_url);
+  const std::set<std::int64_t> mailbox(ids.begin(), ids.end());
   res.mailbox_rows = static_cast<std::int64_t>(mailbox.size());
   pqxx::connection own(in.own_url);
   pqxx::nontransaction nt(own);

@@ -24,7 +24,7 @@ namespace msgx::testing {
 
 struct PipelineCheckInput {
   std::string state_dir;    // of the stopped msgx
-  std::string mailbox_url;  // cminmsgs
+  std::string mailbox_url;  // cminmsgs (postgresql://, mysql:// or mariadb://)
   std::string own_url;      // msgx's database
   std::string redis_url;    // "" to skip Redis
   std::string timezone = "Asia/Shanghai";
