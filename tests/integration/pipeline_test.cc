@@ -209,8 +209,8 @@ class PipelineTest : public ::testing::Test {
 
   // The distinct msgx-event-ids of `messages`, checking on the way that
   // each key's "version" never goes down from one event's first appearance
-  // to the next (a batch published again after a fault repeats earlier
-  // events: at-least-once, docs/dispatch.md).
+  // to the next (callers compare the count with the messages read: exactly
+  // once for read_committed, docs/dispatch.md#exactly-once).
   static std::set<std::string> EventIdsInKeyOrder(
       const std::vector<testing::ConsumedMessage>& messages) {
     std::set<std::string> ids;
@@ -1246,10 +1246,12 @@ TEST_F(PipelineTest, FaultsWhileTrafficFlowsLoseNothing) {
   }
   EXPECT_EQ(log->find("ALARM"), std::string::npos) << Log();
 
-  // Every event reached Kafka once at least, in per-flight order.
+  // Every event reached Kafka exactly once (a read_committed consumer,
+  // docs/dispatch.md#exactly-once), in per-flight order.
   const auto targets = EventsByTarget();
   const std::set<std::string> ids = EventIdsInKeyOrder(consumed[topic_msg_]);
   EXPECT_EQ(static_cast<std::int64_t>(ids.size()), targets.at("KAFKA:msg"));
+  EXPECT_EQ(consumed[topic_msg_].size(), ids.size()) << "events delivered twice";
   testing::ExpectRefoldVerifies(Env(), std::chrono::minutes(5));
 }
 

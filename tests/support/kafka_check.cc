@@ -70,7 +70,7 @@ KafkaTailCheck CheckKafkaTail(const std::string& bootstrap, const std::string& t
     if (!e.sent) in_topic(" but not SENT: ", key);
     if (res.oldest_event_id < 0) res.oldest_event_id = e.id;
     if (!read.insert(e.id).second) {
-      ++res.duplicates;
+      if (res.duplicates++ == 0) in_topic(" twice (exactly once for read_committed): ", key);
       continue;
     }
     auto [last, fresh] = last_per_key.emplace(m.key, e.id);
@@ -85,6 +85,9 @@ KafkaTailCheck CheckKafkaTail(const std::string& bootstrap, const std::string& t
   for (auto it = sent.lower_bound(res.oldest_event_id); it != sent.end(); ++it) {
     if (read.count(*it) != 0) continue;
     if (missing++ == 0) first_missing = *it;
+  }
+  if (res.duplicates > 1) {
+    problem(std::to_string(res.duplicates) + " copies of events read before in " + topic);
   }
   if (missing > 0) {
     problem(std::to_string(missing) + " SENT events of " + target + " from event_id " +

@@ -7,8 +7,10 @@
 //     is there: librdkafka's mock cluster keeps only the tail of a partition
 //     (about 5 MB), so older events may be gone;
 //   - each key's events first appear in event_id order (the dispatcher's
-//     per-target FIFO); a message seen again is a re-send after a fault
-//     (at-least-once) and is only counted.
+//     per-target FIFO);
+//   - no event is there twice: delivery is exactly once for a
+//     read_committed consumer (docs/dispatch.md#exactly-once); each copy
+//     after the first is counted and is a problem.
 // The topic is read from its beginning to its end (partition 0, as a
 // read_committed consumer, for at most 30 s); nothing may write to it
 // meanwhile.
@@ -26,7 +28,7 @@ namespace msgx::testing {
 struct KafkaTailCheck {
   std::vector<std::string> problems;  // empty when complete and in order
   std::size_t read = 0;               // messages read, re-sends included
-  int duplicates = 0;                 // of those, re-sends
+  int duplicates = 0;                 // of those, copies of an event read before
   std::int64_t oldest_event_id = -1;  // of the oldest message held; -1: none
 };
 
