@@ -420,9 +420,14 @@ TEST_F(PipelineTest, CrashPointsAndKillsLoseNothingAndDuplicateNothing) {
   // What the kills did to Kafka: each message, duplicates included, is a
   // SENT event with exactly its payload, and from the oldest message the
   // mock broker still holds (it keeps the tail) every SENT event is there,
-  // each flight's first appearing in outbox order.
-  const auto kafka =
-      testing::CheckKafkaTail(kafka_->Bootstrap(), topic_msg_, own_url_, "KAFKA:msg");
+  // each flight's first appearing in outbox order. Duplicates are only
+  // counted here: these kills land while msgx catches up with 300 rows, in
+  // the middle of a batch's transaction now and then, and librdkafka's
+  // mock shows that aborted transaction's messages to read_committed
+  // consumers (a real broker does not; docs/dispatch.md#exactly-once).
+  // crash_test.cc's loop and FaultsWhileTrafficFlowsLoseNothing require none.
+  const auto kafka = testing::CheckKafkaTail(kafka_->Bootstrap(), topic_msg_, own_url_, "KAFKA:msg",
+                                             /*require_once=*/false);
   for (const auto& p : kafka.problems) ADD_FAILURE() << p;
   std::printf("read %zu messages back, %d duplicates (same id, same bytes)\n", kafka.read,
               kafka.duplicates);
