@@ -114,7 +114,7 @@ void RegisterBench(CLI::App& root, const GlobalOptions& global, int* exit_code) 
       DevOptions d;
       d.dir = config->dev_dir;
       d.self_exe = SelfExe();
-      d.topics = {config->topic_msg, config->topic_schd, config->topic_ref};
+      d.topics = {config->topic_msg, config->topic_schd, config->topic_ref, config->topic_progress};
       DevServices services(d);
       std::ostringstream quiet;
       Status up = services.Up(quiet);

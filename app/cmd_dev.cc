@@ -60,7 +60,7 @@ DevOptions OptionsFrom(const Config& config, const DevFlags& flags) {
   o.mailbox = flags.mailbox;
   o.mariadb_port = flags.mariadb_port;
   o.self_exe = SelfExe();
-  o.topics = {config.topic_msg, config.topic_schd, config.topic_ref};
+  o.topics = {config.topic_msg, config.topic_schd, config.topic_ref, config.topic_progress};
   return o;
 }
 

@@ -305,6 +305,7 @@ const std::vector<KeySpec>& Keys() {
     k.push_back(Text("kafka.topics.msg", "topic name", &Config::topic_msg, topic));
     k.push_back(Text("kafka.topics.schd", "topic name", &Config::topic_schd, topic));
     k.push_back(Text("kafka.topics.ref", "topic name", &Config::topic_ref, topic));
+    k.push_back(Text("kafka.topics.progress", "topic name", &Config::topic_progress, topic));
     auto nonempty = [](const std::string& key, const std::string& v) {
       return v.empty() ? Bad(key, v, "must not be empty") : Status::Ok();
     };

@@ -73,6 +73,7 @@ struct Config {
   std::string topic_msg = "msgx.flight.events";
   std::string topic_schd = "msgx.flight.schedule";
   std::string topic_ref = "msgx.reference";
+  std::string topic_progress = "msgx.dispatch.progress";  // exactly once (docs/dispatch.md)
   std::string state_dir = "./var/state";
   int state_min_free_mb = 64;  // the free space msgx keeps in state.dir (state/disk_reserve.h)
   std::string http_listen = "127.0.0.1:8480";

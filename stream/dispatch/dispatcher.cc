@@ -4,6 +4,7 @@
 #include <map>
 
 #include "base/backoff.h"
+#include "base/failpoint.h"
 #include "base/log.h"
 #include "base/metrics.h"
 #include "state/outcome.h"
@@ -16,9 +17,13 @@ constexpr size_t kMaxErrorChars = 1000;  // msg_event.last_error VARCHAR(1000)
 
 }  // namespace
 
-DispatcherOptions DispatcherOptions::ForTarget(const Config& config, const std::string& target) {
+DispatcherOptions DispatcherOptions::ForTarget(const Config& config, const std::string& target,
+                                               const std::string& log_uuid) {
   DispatcherOptions o;
   o.target = target;
+  o.log_uuid = log_uuid;
+  o.progress_topic = config.topic_progress;
+  o.progress_key = ProgressKey(log_uuid, target);
   o.topic = target == "KAFKA:schd"  ? config.topic_schd
             : target == "KAFKA:ref" ? config.topic_ref
                                     : config.topic_msg;
@@ -47,11 +52,139 @@ Dispatcher::Dispatcher(PgSession* pg, Publisher* publisher, MirrorOffsetFn mirro
       e2e_latency_(Metrics::Global().GetHistogram(
           "msgx_e2e_latency_seconds",
           "Mailbox row received to the Kafka acknowledgement of an event it caused",
-          LatencyBuckets(), {{"target", options_.target}})) {}
+          LatencyBuckets(), {{"target", options_.target}})),
+      reconciled_counter_(Metrics::Global().GetCounter(
+          "msgx_dispatch_reconciled_total",
+          "Events found already in Kafka at reconcile and marked SENT without a send",
+          {{"target", options_.target}})) {}
 
 Result<DispatchStep> Dispatcher::Step() {
   if (!options_.log_uuid.empty() && epoch_ == 0) return Stall(Status::Infra("not leader"));
+  if (epoch_ != reconciled_epoch_) reconcile_due_ = true;  // a leader change
   return options_.aggregate ? StepAggregate() : StepSingle();
+}
+
+Status Dispatcher::ReconcileIfDue() {
+  if (!reconcile_due_) return Status::Ok();
+  if (options_.progress_topic.empty()) {
+    reconcile_due_ = false;
+    reconciled_epoch_ = epoch_;
+    return Status::Ok();
+  }
+  // First settle any transaction of this id still open (ours before a
+  // crash or a timeout, or a former leader's): only then is a read final.
+  if (Status s = publisher_->Prepare(); !s.ok()) return s;
+  auto value = publisher_->ReadProgress(options_.progress_topic, options_.progress_key);
+  if (!value.ok()) return value.status();
+  if (value->has_value()) {
+    auto read = DecodeProgress(**value);
+    if (!read.ok()) {
+      return Status(read.status().error_class(), options_.progress_topic + " key " +
+                                                     options_.progress_key + ": " +
+                                                     read.status().message());
+    }
+    if (!high_water_ || *read > *high_water_) high_water_ = *read;
+  }
+  reconcile_due_ = false;
+  reconciled_epoch_ = epoch_;
+  Logger("dispatch")
+      ->info("{} reconciled with {}: delivered up to {}", options_.target, options_.progress_topic,
+             high_water_ ? EncodeProgress(*high_water_) : std::string("nothing"));
+  return Status::Ok();
+}
+
+Result<bool> Dispatcher::AlreadyDelivered(const Event& e) const {
+  if (e.replayed || !high_water_) return false;
+  auto p = PositionOfEvent(e.state_version, e.event_key);
+  if (!p.ok()) return p.status();
+  return *p <= *high_water_;
+}
+
+Status Dispatcher::SkipDelivered(std::vector<Event>* events) {
+  if (!high_water_) return Status::Ok();
+  std::vector<Event> delivered;
+  std::vector<Event> rest;
+  rest.reserve(events->size());
+  for (auto& e : *events) {
+    auto done = AlreadyDelivered(e);
+    if (!done.ok()) return done.status();
+    (*done ? delivered : rest).push_back(std::move(e));
+  }
+  *events = std::move(rest);
+  return delivered.empty() ? Status::Ok() : MarkDelivered(delivered);
+}
+
+Status Dispatcher::MarkDelivered(const std::vector<Event>& events) {
+  const std::vector<std::int64_t> ids = EventIds(events);
+  const std::string now = PgTimestamp(clock_->NowMicros());
+  std::int64_t marked = 0;
+  Status s = RunFenced([&](pqxx::dbtransaction& tx) {
+    marked = static_cast<std::int64_t>(
+        tx.exec_params("UPDATE msg_event SET state = 'SENT', sent_at = $2::timestamptz, "
+                       "attempts = attempts + 1 WHERE event_id = ANY($1::bigint[]) "
+                       "AND state = 'PENDING'",
+                       PgArrayLiteral(ids), now)
+            .affected_rows());
+  });
+  if (!s.ok()) return s;
+  reconciled_total_ += marked;
+  reconciled_counter_->Add(marked);
+  Logger("dispatch")
+      ->info("{}: {} events already in Kafka (delivered up to {}) marked SENT without a send",
+             options_.target, marked, EncodeProgress(*high_water_));
+  return Status::Ok();
+}
+
+Result<std::optional<DeliveryPosition>> Dispatcher::HighestPosition(
+    const std::vector<Event>& events) {
+  std::optional<DeliveryPosition> top;
+  for (const auto& e : events) {
+    if (e.replayed) continue;
+    auto p = PositionOfEvent(e.state_version, e.event_key);
+    if (!p.ok()) return p.status();
+    if (!top || *p > *top) top = *p;
+  }
+  return top;
+}
+
+Result<PublishResult> Dispatcher::PublishWithProgress(std::vector<OutgoingMessage> msgs,
+                                                      const std::vector<Event>& events) {
+  std::optional<DeliveryPosition> next;
+  const size_t progress_index = msgs.size();
+  if (!options_.progress_topic.empty()) {
+    auto top = HighestPosition(events);
+    if (!top.ok()) return top.status();
+    if (top->has_value()) {
+      // Never backwards: the record always says the most that is delivered.
+      next = high_water_ && *high_water_ > **top ? *high_water_ : **top;
+      OutgoingMessage m{options_.progress_topic, options_.progress_key, EncodeProgress(*next), {}};
+      m.partition = 0;
+      msgs.push_back(std::move(m));
+    }
+  }
+  PublishResult r = publisher_->Publish(msgs);
+  if (r.committed) {
+    if (next) high_water_ = next;
+    return r;
+  }
+  if (next && r.permanent_index && *r.permanent_index == progress_index) {
+    PublishResult outage;
+    outage.outage = Status::Infra("kafka: " + options_.progress_topic +
+                                  " refused the progress record: " + r.permanent_error);
+    r = std::move(outage);
+  }
+  // An outage may hide a commit that went through (a timed-out commit):
+  // learn from Kafka before sending again.
+  if (!r.permanent_index) reconcile_due_ = true;
+  return r;
+}
+
+Status Dispatcher::MarkSentAfterCommit(const std::vector<Event>& events) {
+  // Test-only: kill -9 after Kafka's commit, before the SENT update.
+  MSGX_FAILPOINT("dispatch.committed", options_.target);
+  Status s = MarkSent(events);
+  if (!s.ok()) reconcile_due_ = true;  // did the UPDATE land? Kafka knows.
+  return s;
 }
 
 Result<std::vector<Dispatcher::Event>> Dispatcher::LoadHead(bool open_batch_only,
@@ -234,6 +367,16 @@ Result<DispatchStep> Dispatcher::StepSingle() {
   }
   DispatchStep step;
   if (head->empty()) return step;  // kIdle
+  if (Status s = ReconcileIfDue(); !s.ok()) {
+    return s.error_class() == ErrorClass::kInfra ? Result<DispatchStep>(Stall(s)) : s;
+  }
+  if (Status s = SkipDelivered(&*head); !s.ok()) {
+    return s.error_class() == ErrorClass::kInfra ? Result<DispatchStep>(Stall(s)) : s;
+  }
+  if (head->empty()) {
+    step.kind = DispatchStep::Kind::kSent;  // all of it was in Kafka already
+    return step;
+  }
   auto gate = mirror_offset_();
   if (!gate.ok()) {
     if (gate.status().error_class() == ErrorClass::kInfra) return Stall(gate.status());
@@ -263,9 +406,11 @@ Result<DispatchStep> Dispatcher::StepSingle() {
   std::vector<OutgoingMessage> msgs;
   msgs.reserve(batch.size());
   for (const auto& e : batch) msgs.push_back(ToMessage(e));
-  PublishResult r = publisher_->Publish(msgs);
+  auto published = PublishWithProgress(msgs, batch);
+  if (!published.ok()) return published.status();
+  PublishResult r = std::move(published.value());
   if (r.committed) {
-    Status s = MarkSent(batch);
+    Status s = MarkSentAfterCommit(batch);
     if (!s.ok()) return s.error_class() == ErrorClass::kInfra ? Result<DispatchStep>(Stall(s)) : s;
     step.kind = DispatchStep::Kind::kSent;
     step.sent = static_cast<int>(batch.size());
@@ -277,10 +422,14 @@ Result<DispatchStep> Dispatcher::StepSingle() {
   // the event that is really at fault is charged.
   const size_t k = *r.permanent_index;
   for (size_t i = 0; i <= k && i < batch.size(); ++i) {
-    PublishResult one =
-        batch.size() == 1 ? r : publisher_->Publish(std::span<const OutgoingMessage>(&msgs[i], 1));
+    PublishResult one = r;
+    if (batch.size() > 1) {
+      auto alone = PublishWithProgress({msgs[i]}, {batch[i]});
+      if (!alone.ok()) return alone.status();
+      one = std::move(alone.value());
+    }
     if (one.committed) {
-      Status s = MarkSent({batch[i]});
+      Status s = MarkSentAfterCommit({batch[i]});
       if (!s.ok())
         return s.error_class() == ErrorClass::kInfra ? Result<DispatchStep>(Stall(s)) : s;
       ++step.sent;
@@ -318,6 +467,20 @@ Result<DispatchStep> Dispatcher::StepAggregate() {
     for (auto& e : *open) {
       if (e.batch_id == id) members.push_back(std::move(e));
     }
+    if (Status s = ReconcileIfDue(); !s.ok()) {
+      return s.error_class() == ErrorClass::kInfra ? Result<DispatchStep>(Stall(s)) : s;
+    }
+    // One Kafka message: delivered whole (replay members included) or not.
+    auto top = HighestPosition(members);
+    if (!top.ok()) return top.status();
+    if (top->has_value() && high_water_ && **top <= *high_water_) {
+      if (Status s = MarkDelivered(members); !s.ok()) {
+        return s.error_class() == ErrorClass::kInfra ? Result<DispatchStep>(Stall(s)) : s;
+      }
+      last_flush_mono_ = clock_->MonotonicMicros();
+      step.kind = DispatchStep::Kind::kSent;
+      return step;
+    }
     if (members.front().next_attempt_micros > now) {
       step.kind = DispatchStep::Kind::kWaitingHead;
       step.until_micros = members.front().next_attempt_micros;
@@ -330,7 +493,17 @@ Result<DispatchStep> Dispatcher::StepAggregate() {
       return cand.status();
     }
     if (cand->empty()) return step;  // kIdle
-    std::int64_t bytes = 2;          // "[" and "]"
+    if (Status s = ReconcileIfDue(); !s.ok()) {
+      return s.error_class() == ErrorClass::kInfra ? Result<DispatchStep>(Stall(s)) : s;
+    }
+    if (Status s = SkipDelivered(&*cand); !s.ok()) {
+      return s.error_class() == ErrorClass::kInfra ? Result<DispatchStep>(Stall(s)) : s;
+    }
+    if (cand->empty()) {
+      step.kind = DispatchStep::Kind::kSent;  // all of it was in Kafka already
+      return step;
+    }
+    std::int64_t bytes = 2;  // "[" and "]"
     bool cut_by_bytes = false;
     for (auto& e : *cand) {
       if (e.state_version > *gate || e.next_attempt_micros > now) break;
@@ -367,10 +540,11 @@ Result<DispatchStep> Dispatcher::StepAggregate() {
     if (!s.ok()) return s.error_class() == ErrorClass::kInfra ? Result<DispatchStep>(Stall(s)) : s;
   }
 
-  OutgoingMessage m = BatchMessage(members);
-  PublishResult r = publisher_->Publish(std::span<const OutgoingMessage>(&m, 1));
+  auto published = PublishWithProgress({BatchMessage(members)}, members);
+  if (!published.ok()) return published.status();
+  PublishResult r = std::move(published.value());
   if (r.committed) {
-    Status s = MarkSent(members);
+    Status s = MarkSentAfterCommit(members);
     if (!s.ok()) return s.error_class() == ErrorClass::kInfra ? Result<DispatchStep>(Stall(s)) : s;
     last_flush_mono_ = clock_->MonotonicMicros();
     step.kind = DispatchStep::Kind::kSent;

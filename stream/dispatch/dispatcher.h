@@ -1,6 +1,6 @@
-// Dispatcher: delivers one target's outbox rows (msg_event) to Kafka, at
-// least once, in event_id order (docs/dispatch.md#delivery-guarantees;
-// issue 6).
+// Dispatcher: delivers one target's outbox rows (msg_event) to Kafka, in
+// event_id order, exactly once for read_committed consumers
+// (docs/dispatch.md#delivery-guarantees; issues 6 and 20).
 //
 // Order. One dispatcher per target, under the single-writer lock; it is the
 // only claimer (no SKIP LOCKED). The head is the lowest PENDING event_id of
@@ -31,6 +31,23 @@
 // "schedule". A failure backs off the whole batch; exhausted, the whole
 // batch goes DEAD.
 //
+// Exactly once (with a progress_topic; docs/dispatch.md#exactly-once). Each
+// batch's transaction ends with a progress record, key progress_key, value
+// the DeliveryPosition of the highest non-replay event delivered so far
+// (stream/dispatch/delivery_position.h). Before it sends anything after its
+// first Step, an epoch change, a publish outage (the commit's outcome may be
+// unknown) or a failed SENT update, the dispatcher reconciles: Prepare()
+// (no older transaction of its id can still commit), then ReadProgress()
+// (read_committed); the high-water is the greater of that and what it has
+// committed itself. While it cannot be read nothing is sent (kStalled,
+// nothing charged). Every PENDING event that is not a replay and is at or
+// below the high-water is marked SENT without being sent (counted in
+// msgx_dispatch_reconciled_total{target}); for KAFKA:schd an open batch
+// whose non-replay members are all at or below it is marked whole, its
+// replay members included (they were in the same message). Replays of DEAD
+// events never move the high-water and are never skipped by it: they are
+// delivered at least once.
+//
 // Headers: msgx-event-id (event_key, or "schd-batch:<id>"), msgx-mailbox-id,
 // msgx-type (the event_type: UPSERT|DELETE, or SCHEDULE for a batch), and
 // msgx-replay: 1 when the event was returned from DEAD by an operator.
@@ -47,6 +64,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,6 +72,7 @@
 #include "base/config.h"
 #include "base/metrics.h"
 #include "base/result.h"
+#include "stream/dispatch/delivery_position.h"
 #include "stream/dispatch/publisher.h"
 #include "stream/pg/pg_session.h"
 
@@ -77,8 +96,18 @@ struct DispatcherOptions {
   // Empty: unfenced (tests of the dispatcher alone).
   std::string pipeline = "main";
   std::string log_uuid;
-  // The options of `target` ("KAFKA:msg" …) from the configuration.
-  static DispatcherOptions ForTarget(const Config& config, const std::string& target);
+  // Exactly once: the progress topic (kafka.topics.progress) and this
+  // dispatcher's key in it ("<log uuid>/<target>", see ProgressKey). Empty
+  // topic: no progress record and no reconcile (at least once).
+  std::string progress_topic;
+  std::string progress_key;
+  // The options of `target` ("KAFKA:msg" …) from the configuration; the
+  // progress key is ProgressKey(log_uuid, target).
+  static DispatcherOptions ForTarget(const Config& config, const std::string& target,
+                                     const std::string& log_uuid = "");
+  static std::string ProgressKey(const std::string& log_uuid, const std::string& target) {
+    return log_uuid + "/" + target;
+  }
 };
 
 // Reads the Redis mirror's offset (the mirror-before-dispatch gate); -1 when
@@ -128,6 +157,8 @@ class Dispatcher {
   bool stalled() const { return stalled_; }
   std::int64_t sent_total() const { return sent_total_; }
   std::int64_t dead_total() const { return dead_total_; }
+  // Events found already delivered at reconcile and marked SENT unsent.
+  std::int64_t reconciled_total() const { return reconciled_total_; }
 
  private:
   struct Event {
@@ -147,6 +178,26 @@ class Dispatcher {
   };
 
   static std::vector<std::int64_t> EventIds(const std::vector<Event>& events);
+  // Reads the progress record when a reconcile is due (see the header);
+  // an outage is kInfra.
+  Status ReconcileIfDue();
+  // True when `e` is not a replay and is at or below the high-water.
+  Result<bool> AlreadyDelivered(const Event& e) const;
+  // Moves the events of `events` that are AlreadyDelivered out of it and
+  // marks them SENT (fenced); the rest keep their order.
+  Status SkipDelivered(std::vector<Event>* events);
+  // Marks `events` SENT without sending them, counted as reconciled.
+  Status MarkDelivered(const std::vector<Event>& events);
+  // The highest position of a non-replay event of `events`, or nothing.
+  static Result<std::optional<DeliveryPosition>> HighestPosition(const std::vector<Event>& events);
+  // Publishes `msgs` (the messages of `events`) as one transaction, ending
+  // with the progress record when `events` has a non-replay event; on
+  // commit the high-water moves. A refused progress record is an outage.
+  Result<PublishResult> PublishWithProgress(std::vector<OutgoingMessage> msgs,
+                                            const std::vector<Event>& events);
+  // MarkSent after a committed publish (the failpoint dispatch.committed
+  // sits between the two); a failure makes a reconcile due.
+  Status MarkSentAfterCommit(const std::vector<Event>& events);
   Result<DispatchStep> StepSingle();
   Result<DispatchStep> StepAggregate();
   Result<std::vector<Event>> LoadHead(bool open_batch_only, bool unbatched_only);
@@ -170,11 +221,16 @@ class Dispatcher {
 
   bool stalled_ = false;
   std::int64_t epoch_ = 0;
+  bool reconcile_due_ = true;  // before the first send
+  std::int64_t reconciled_epoch_ = 0;
+  std::optional<DeliveryPosition> high_water_;
+  std::int64_t reconciled_total_ = 0;
   std::int64_t sent_total_ = 0;
   std::int64_t dead_total_ = 0;
   std::int64_t last_flush_mono_ = 0;  // batch clock (monotonic micros)
   Histogram* dispatch_latency_;
   Histogram* e2e_latency_;
+  Counter* reconciled_counter_;
 };
 
 }  // namespace msgx

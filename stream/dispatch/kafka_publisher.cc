@@ -2,7 +2,10 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include <algorithm>
 #include <array>
+#include <chrono>
+#include <cstring>
 
 #include "base/log.h"
 
@@ -188,6 +191,125 @@ std::string KafkaPublisher::EffectiveProperty(const std::string& name) const {
   return std::string(buf.data());
 }
 
+std::string KafkaPublisher::TxnFailure(rd_kafka_error_t* e, const char* step) {
+  std::string text = std::string(step) + ": " + ErrorText(e);
+  if (rd_kafka_error_is_fatal(e) != 0) needs_rebuild_ = true;
+  rd_kafka_error_destroy(e);
+  return text;
+}
+
+Status KafkaPublisher::Prepare() {
+  if (needs_rebuild_ || rk_ == nullptr) {
+    Destroy();
+    Status s = Build();
+    if (!s.ok()) return Status::Infra("kafka: " + s.message());
+  }
+  if (!txn_ready_) {
+    const int timeout_ms = static_cast<int>(options_.txn_timeout.count());
+    if (rd_kafka_error_t* e = rd_kafka_init_transactions(rk_, timeout_ms)) {
+      return Status::Infra("kafka: " + TxnFailure(e, "init_transactions"));
+    }
+    txn_ready_ = true;
+  }
+  return Status::Ok();
+}
+
+Result<std::optional<std::string>> KafkaPublisher::ReadProgress(const std::string& topic,
+                                                                const std::string& key) {
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + options_.txn_timeout;
+  const int timeout_ms = static_cast<int>(options_.txn_timeout.count());
+  const std::string where = "kafka: progress of " + key + " in " + topic + ": ";
+  std::array<char, 512> err{};
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  std::vector<std::pair<std::string, std::string>> settings{
+      {"bootstrap.servers", options_.bootstrap_servers},
+      {"group.id", "msgx-progress-reader"},  // never joined: the partition is assigned
+      {"isolation.level", "read_committed"},
+      {"enable.auto.commit", "false"},
+      {"auto.offset.reset", "earliest"},
+      {"enable.partition.eof", "true"},
+      {"fetch.wait.max.ms", "50"},
+      {"log_level", "4"},
+  };
+  for (const auto& [k, v] : options_.producer) {
+    for (const char* prefix :
+         {"security.", "sasl.", "ssl.", "socket.", "client.dns.", "broker.address."}) {
+      if (k.rfind(prefix, 0) == 0) settings.emplace_back(k, v);
+    }
+  }
+  for (const auto& [k, v] : settings) {
+    if (rd_kafka_conf_set(conf, k.c_str(), v.c_str(), err.data(), err.size()) != RD_KAFKA_CONF_OK) {
+      rd_kafka_conf_destroy(conf);
+      return Status::Config("kafka.producer." + k + ": " + err.data());
+    }
+  }
+  rd_kafka_conf_set_log_cb(conf, OnLog);
+  rd_kafka_t* c = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err.data(), err.size());
+  if (c == nullptr) {
+    rd_kafka_conf_destroy(conf);
+    return Status::Config(std::string("kafka: progress reader: ") + err.data());
+  }
+  struct Closer {
+    rd_kafka_t* c;
+    ~Closer() {
+      rd_kafka_consumer_close(c);
+      rd_kafka_destroy(c);
+    }
+  } closer{c};
+
+  // Does the topic exist? Without it nothing was ever committed through it.
+  {
+    rd_kafka_topic_t* t = rd_kafka_topic_new(c, topic.c_str(), nullptr);
+    const rd_kafka_metadata_t* md = nullptr;
+    const rd_kafka_resp_err_t e = rd_kafka_metadata(c, 0, t, &md, timeout_ms);
+    rd_kafka_topic_destroy(t);
+    if (e != RD_KAFKA_RESP_ERR_NO_ERROR) return Status::Infra(where + rd_kafka_err2str(e));
+    const rd_kafka_resp_err_t te = md->topic_cnt == 1 ? md->topics[0].err : e;
+    const int partitions = md->topic_cnt == 1 ? md->topics[0].partition_cnt : 0;
+    rd_kafka_metadata_destroy(md);
+    if (te == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART) return std::optional<std::string>();
+    if (te != RD_KAFKA_RESP_ERR_NO_ERROR) return Status::Infra(where + rd_kafka_err2str(te));
+    if (partitions == 0) return std::optional<std::string>();
+  }
+  std::int64_t low = 0;
+  std::int64_t high = 0;
+  if (const rd_kafka_resp_err_t e =
+          rd_kafka_query_watermark_offsets(c, topic.c_str(), 0, &low, &high, timeout_ms)) {
+    return Status::Infra(where + rd_kafka_err2str(e));
+  }
+  // Read the partition's tail to its end (for read_committed: the last
+  // stable offset), widening the tail until the key shows or the partition
+  // is read whole. The last value of the key wins.
+  std::string last_error = "timed out";
+  for (std::int64_t window = 64; high > low; window *= 16) {
+    const std::int64_t start = std::max(low, high - window);
+    rd_kafka_topic_partition_list_t* parts = rd_kafka_topic_partition_list_new(1);
+    rd_kafka_topic_partition_list_add(parts, topic.c_str(), 0)->offset = start;
+    const rd_kafka_resp_err_t ae = rd_kafka_assign(c, parts);
+    rd_kafka_topic_partition_list_destroy(parts);
+    if (ae != RD_KAFKA_RESP_ERR_NO_ERROR) return Status::Infra(where + rd_kafka_err2str(ae));
+    std::optional<std::string> value;
+    bool at_end = false;
+    while (!at_end) {
+      if (Clock::now() >= deadline) return Status::Infra(where + last_error);
+      rd_kafka_message_t* m = rd_kafka_consumer_poll(c, 100);
+      if (m == nullptr) continue;
+      if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+        at_end = true;
+      } else if (m->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        last_error = rd_kafka_message_errstr(m);
+      } else if (m->key_len == key.size() &&
+                 (key.empty() || std::memcmp(m->key, key.data(), key.size()) == 0)) {
+        value.emplace(static_cast<const char*>(m->payload), m->len);
+      }
+      rd_kafka_message_destroy(m);
+    }
+    if (value || start == low) return value;
+  }
+  return std::optional<std::string>();
+}
+
 PublishResult KafkaPublisher::Publish(std::span<const OutgoingMessage> batch) {
   PublishResult result;
   const int timeout_ms = static_cast<int>(options_.txn_timeout.count());
@@ -195,24 +317,11 @@ PublishResult KafkaPublisher::Publish(std::span<const OutgoingMessage> batch) {
     result.outage = Status::Infra("kafka: " + what);
     return result;
   };
-  // Handles a failed transactional call: fatal errors rebuild the producer.
-  auto failed = [&](rd_kafka_error_t* e, const char* step) {
-    std::string text = std::string(step) + ": " + ErrorText(e);
-    if (rd_kafka_error_is_fatal(e) != 0) needs_rebuild_ = true;
-    rd_kafka_error_destroy(e);
-    return text;
-  };
+  auto failed = [&](rd_kafka_error_t* e, const char* step) { return TxnFailure(e, step); };
 
-  if (needs_rebuild_ || rk_ == nullptr) {
-    Destroy();
-    Status s = Build();
-    if (!s.ok()) return outage(s.message());
-  }
-  if (!txn_ready_) {
-    if (rd_kafka_error_t* e = rd_kafka_init_transactions(rk_, timeout_ms)) {
-      return outage(failed(e, "init_transactions"));
-    }
-    txn_ready_ = true;
+  if (Status s = Prepare(); !s.ok()) {
+    result.outage = s;
+    return result;
   }
   if (rd_kafka_error_t* e = rd_kafka_begin_transaction(rk_)) {
     needs_rebuild_ = true;  // the transaction state is unknown
@@ -236,7 +345,8 @@ PublishResult KafkaPublisher::Publish(std::span<const OutgoingMessage> batch) {
   for (size_t i = 0; i < batch.size(); ++i) {
     const OutgoingMessage& m = batch[i];
     // rd_kafka_produceva with a vu array: the RD_KAFKA_V_* macros use C casts.
-    std::vector<rd_kafka_vu_t> vus(5 + m.headers.size());
+    const size_t fixed = m.partition >= 0 ? 6 : 5;
+    std::vector<rd_kafka_vu_t> vus(fixed + m.headers.size());
     vus[0].vtype = RD_KAFKA_VTYPE_TOPIC;
     vus[0].u.cstr = m.topic.c_str();
     vus[1].vtype = RD_KAFKA_VTYPE_KEY;
@@ -249,8 +359,12 @@ PublishResult KafkaPublisher::Publish(std::span<const OutgoingMessage> batch) {
     // The opaque is a number, not an address (OnDelivery range-checks it).
     // NOLINTNEXTLINE(performance-no-int-to-ptr)
     vus[4].u.ptr = reinterpret_cast<void*>(static_cast<std::uintptr_t>(delivery_base_ + i));
+    if (m.partition >= 0) {
+      vus[5].vtype = RD_KAFKA_VTYPE_PARTITION;
+      vus[5].u.i32 = m.partition;
+    }
     for (size_t h = 0; h < m.headers.size(); ++h) {
-      rd_kafka_vu_t& vu = vus[5 + h];
+      rd_kafka_vu_t& vu = vus[fixed + h];
       vu.vtype = RD_KAFKA_VTYPE_HEADER;
       vu.u.header.name = m.headers[h].first.c_str();
       vu.u.header.val = m.headers[h].second.data();
@@ -286,7 +400,9 @@ PublishResult KafkaPublisher::Publish(std::span<const OutgoingMessage> batch) {
   // the producer is rebuilt instead: the new instance's init_transactions
   // fences the old one and aborts its transaction.
   const bool abortable = rd_kafka_error_txn_requires_abort(e) != 0;
-  if (rd_kafka_error_is_retriable(e) != 0) needs_rebuild_ = true;
+  // Whatever is not aborted here has an unknown outcome: a new producer's
+  // init_transactions settles it before the next progress read.
+  if (rd_kafka_error_is_retriable(e) != 0 || !abortable) needs_rebuild_ = true;
   std::string text = failed(e, "commit_transaction");
   if (abortable) abort_txn();
   for (size_t i = 0; i < delivery.size(); ++i) {

@@ -9,8 +9,15 @@
 //
 // Errors: librdkafka failures are classified by ClassifyKafkaError(): a
 // per-message permanent error is charged by the dispatcher; everything else
-// is an outage. A fatal producer error (e.g. fenced) recreates the producer
-// on the next Publish().
+// is an outage. A fatal producer error (e.g. fenced), and any commit whose
+// outcome this producer cannot settle by an abort, recreates the producer on
+// the next Prepare() or Publish(): the new instance's init_transactions
+// resolves the old transaction before anything else is done.
+//
+// Progress reads (ReadProgress) use a short-lived read_committed consumer
+// with the bootstrap servers and the connection settings of
+// kafka.producer.* (security.*, sasl.*, ssl.*, socket.*, client.dns.*,
+// broker.address.*), bounded by txn_timeout.
 #pragma once
 
 #include <chrono>
@@ -18,6 +25,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +35,7 @@
 
 struct rd_kafka_s;
 struct rd_kafka_message_s;
+struct rd_kafka_error_s;
 
 namespace msgx {
 
@@ -50,6 +59,9 @@ class KafkaPublisher final : public Publisher {
   ~KafkaPublisher() override;
 
   PublishResult Publish(std::span<const OutgoingMessage> batch) override;
+  Status Prepare() override;
+  Result<std::optional<std::string>> ReadProgress(const std::string& topic,
+                                                  const std::string& key) override;
 
   // The effective value of a producer property, as librdkafka reports it.
   std::string EffectiveProperty(const std::string& name) const;
@@ -58,6 +70,9 @@ class KafkaPublisher final : public Publisher {
   explicit KafkaPublisher(KafkaPublisherOptions options);
   Status Build();
   void Destroy();
+  // "<step>: <error>" of a failed transactional call, which it destroys; a
+  // fatal error marks the producer for rebuilding.
+  std::string TxnFailure(rd_kafka_error_s* e, const char* step);
 
   // The delivery-report callback (rd_kafka_conf opaque = this): records the
   // error of a message of the current batch, by its number.

@@ -232,9 +232,8 @@ class DispatchStage final : public Stage {
   }
 
   static DispatcherOptions Options(const OutputDeps& d, const std::string& target) {
-    DispatcherOptions o = DispatcherOptions::ForTarget(*d.config, target);
-    o.log_uuid = d.log_uuid;  // fenced by the leader's epoch
-    return o;
+    // Fenced by the leader's epoch; progress keyed by the log and target.
+    return DispatcherOptions::ForTarget(*d.config, target, d.log_uuid);
   }
 
   std::unique_ptr<KafkaPublisher> publisher_;

@@ -8,6 +8,7 @@
 #include <librdkafka/rdkafka_mock.h>
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -25,7 +26,8 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 
 // Wraps a real publisher; while `outage` is set it fails every batch as an
-// outage without sending (the seam test double for "the broker is down").
+// outage without sending (the seam test double for "the broker is down"),
+// and while `progress_outage` is set the progress cannot be read.
 class SwitchablePublisher final : public Publisher {
  public:
   explicit SwitchablePublisher(Publisher* real) : real_(real) {}
@@ -38,7 +40,17 @@ class SwitchablePublisher final : public Publisher {
     }
     return real_->Publish(batch);
   }
-  bool outage = false;
+  Status Prepare() override {
+    if (progress_outage) return Status::Infra("test: broker unreachable");
+    return real_->Prepare();
+  }
+  Result<std::optional<std::string>> ReadProgress(const std::string& topic,
+                                                  const std::string& key) override {
+    if (progress_outage) return Status::Infra("test: broker unreachable");
+    return real_->ReadProgress(topic, key);
+  }
+  bool outage = false;           // Publish fails
+  bool progress_outage = false;  // Prepare and ReadProgress fail
   int calls = 0;
 
  private:
@@ -54,6 +66,7 @@ class DispatcherTest : public testing::PgSuite {
     kafka_ = testing::KafkaMock::Start(1);
     kafka_->CreateTopic("t.msg", 1);
     kafka_->CreateTopic("t.schd", 1);
+    kafka_->CreateTopic("t.progress", 1);
   }
 
   std::unique_ptr<KafkaPublisher> MakePublisher(std::map<std::string, std::string> props = {}) {
@@ -74,6 +87,8 @@ class DispatcherTest : public testing::PgSuite {
     o.max_attempts = 3;
     o.claim_limit = 100;
     o.aggregate = target == "KAFKA:schd";
+    o.progress_topic = "t.progress";
+    o.progress_key = DispatcherOptions::ProgressKey("log-test", target);
     return o;
   }
 
@@ -246,23 +261,29 @@ TEST_F(DispatcherTest, PermanentErrorChargesOnlyTheCulpritThenDlqAndReplay) {
 constexpr int16_t kProduceApiKey = 0;
 
 // The same with the broker's own answer: a permanent produce error injected
-// with rd_kafka_mock_push_request_errors. The whole request fails; the
+// with rd_kafka_mock_broker_push_request_error_rtts on the broker that leads
+// t.msg (the progress topic is led by the other one: its record is not the
+// culprit, and a refused progress record is an outage). The whole request fails; the
 // dispatcher resends one at a time, so only the event the broker keeps
 // refusing is charged, up to max-attempts and the DLQ; the events behind it
 // keep their order.
 TEST_F(DispatcherTest, BrokerInjectedPermanentErrorDeadsOnlyTheCulprit) {
   for (int v = 1; v <= 4; ++v)
     InsertEvent("KAFKA:msg", v % 2 ? "F1" : "F2", v, "{\"v\":" + std::to_string(v) + "}");
+  kafka_ = testing::KafkaMock::Start(2);
+  kafka_->CreateTopic("t.msg", 1);
+  kafka_->CreateTopic("t.progress", 1);
+  rd_kafka_mock_partition_set_leader(kafka_->cluster(), "t.msg", 0, 1);
+  rd_kafka_mock_partition_set_leader(kafka_->cluster(), "t.progress", 0, 2);
   // linger.ms: the four events leave in one Produce request.
   auto pub = MakePublisher({{"linger.ms", "200"}});
   // Enough refusals for max_attempts (3) attempts. Each attempt used two
   // injected errors in our runs (librdkafka 2.0 against its mock), so six;
   // a seventh would be charged to event 2 and fail the test.
-  rd_kafka_mock_push_request_errors(
-      kafka_->cluster(), kProduceApiKey, 6, RD_KAFKA_RESP_ERR_INVALID_RECORD,
-      RD_KAFKA_RESP_ERR_INVALID_RECORD, RD_KAFKA_RESP_ERR_INVALID_RECORD,
-      RD_KAFKA_RESP_ERR_INVALID_RECORD, RD_KAFKA_RESP_ERR_INVALID_RECORD,
-      RD_KAFKA_RESP_ERR_INVALID_RECORD);
+  constexpr auto kInvalid = RD_KAFKA_RESP_ERR_INVALID_RECORD;
+  rd_kafka_mock_broker_push_request_error_rtts(kafka_->cluster(), 1, kProduceApiKey, 6, kInvalid, 0,
+                                               kInvalid, 0, kInvalid, 0, kInvalid, 0, kInvalid, 0,
+                                               kInvalid, 0);
   Dispatcher d(
       session_.get(), pub.get(), [] { return Result<std::int64_t>(100); }, &clock_,
       Options("KAFKA:msg", "t.msg"));
@@ -441,6 +462,189 @@ TEST_F(DispatcherTest, AStaleLeadersWritesDoNotLand) {
   EXPECT_EQ(counting.calls, 1) << "a stale leader loads, so publishes, nothing";
   EXPECT_EQ(Query("SELECT count(*) FROM msg_event WHERE state = 'SENT'"), "3");
   EXPECT_EQ(Query("SELECT count(*) FROM msg_event WHERE state = 'PENDING' AND attempts = 0"), "2");
+}
+
+// Terminates every PostgreSQL connection of the test database but psql's
+// right after the first `arm` committed publishes: the batch is in Kafka, and
+// the dispatcher's SENT update meets a dead connection.
+class ConnectionKillingPublisher final : public Publisher {
+ public:
+  ConnectionKillingPublisher(Publisher* real, std::function<void()> kill)
+      : real_(real), kill_(std::move(kill)) {}
+  PublishResult Publish(std::span<const OutgoingMessage> batch) override {
+    PublishResult r = real_->Publish(batch);
+    if (r.committed && arm > 0) {
+      --arm;
+      kill_();
+    }
+    return r;
+  }
+  Status Prepare() override { return real_->Prepare(); }
+  Result<std::optional<std::string>> ReadProgress(const std::string& topic,
+                                                  const std::string& key) override {
+    return real_->ReadProgress(topic, key);
+  }
+  int arm = 1;
+
+ private:
+  Publisher* real_;
+  std::function<void()> kill_;
+};
+
+// Each msgx-event-id of `got` and how often it came.
+std::map<std::string, int> IdCounts(const std::vector<testing::ConsumedMessage>& got) {
+  std::map<std::string, int> n;
+  for (const auto& m : got) ++n[m.headers.at("msgx-event-id")];
+  return n;
+}
+
+// Issue 20: a committed batch whose SENT update is lost (every connection
+// terminated between the Kafka commit and the UPDATE) is not sent again:
+// the dispatcher reconciles with the progress record and marks it SENT.
+TEST_F(DispatcherTest, ACommittedBatchWhoseSentUpdateIsLostIsNotSentAgain) {
+  for (int v = 1; v <= 10; ++v)
+    InsertEvent("KAFKA:msg", "F" + std::to_string(v % 3), v, "{\"v\":" + std::to_string(v) + "}");
+  auto real = MakePublisher();
+  ConnectionKillingPublisher pub(real.get(), [&] {
+    Query("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = '" +
+          UrlDb() + "' AND pid <> pg_backend_pid()");
+  });
+  DispatcherOptions o = Options("KAFKA:msg", "t.msg");
+  o.claim_limit = 4;
+  Dispatcher d(
+      session_.get(), &pub, [] { return Result<std::int64_t>(100); }, &clock_, o);
+  auto lost = d.Step();
+  ASSERT_TRUE(lost.ok()) << lost.status().ToString();
+  EXPECT_EQ(lost->kind, DispatchStep::Kind::kStalled) << "the SENT update met a dead connection";
+  EXPECT_EQ(Query("SELECT count(*) FROM msg_event WHERE state = 'SENT'"), "0");
+  for (int i = 0; i < 20 && Query("SELECT count(*) FROM msg_event WHERE state = 'SENT'") != "10";
+       ++i) {
+    ASSERT_TRUE(d.Step().ok());
+  }
+  EXPECT_EQ(Query("SELECT count(*) FROM msg_event WHERE state = 'SENT'"), "10");
+  EXPECT_EQ(d.reconciled_total(), 4) << "the first batch was found in Kafka";
+  auto got = testing::ConsumeTopic(kafka_->Bootstrap(), "t.msg", 11, seconds(3));
+  EXPECT_EQ(got.size(), 10u);
+  const auto ids = IdCounts(got);
+  EXPECT_EQ(ids.size(), 10u);
+  for (const auto& [id, n] : ids) EXPECT_EQ(n, 1) << id;
+}
+
+// Issue 20: the outbox's SENT marks lost, as in a PostgreSQL restored to an
+// earlier point and applied again (the same event keys, new event ids): a
+// restarted dispatcher sends only what Kafka does not hold yet.
+TEST_F(DispatcherTest, LostSentMarksAfterARestoreSendNothingAgain) {
+  for (int v = 1; v <= 6; ++v)
+    InsertEvent("KAFKA:msg", "F" + std::to_string(v % 2), v, "{\"v\":" + std::to_string(v) + "}");
+  {
+    auto pub = MakePublisher();
+    Dispatcher d(
+        session_.get(), pub.get(), [] { return Result<std::int64_t>(100); }, &clock_,
+        Options("KAFKA:msg", "t.msg"));
+    Drain(d);
+    ASSERT_EQ(Query("SELECT count(*) FROM msg_event WHERE state = 'SENT'"), "6");
+  }
+  // The restore: the rows come back PENDING under new event ids, then two
+  // events the first run never saw.
+  Query("DELETE FROM msg_event");
+  for (int v = 1; v <= 8; ++v)
+    InsertEvent("KAFKA:msg", "F" + std::to_string(v % 2), v, "{\"v\":" + std::to_string(v) + "}");
+  ASSERT_EQ(Query("SELECT min(event_id) FROM msg_event"), "7");
+  auto pub = MakePublisher();
+  Dispatcher d(
+      session_.get(), pub.get(), [] { return Result<std::int64_t>(100); }, &clock_,
+      Options("KAFKA:msg", "t.msg"));
+  Drain(d);
+  EXPECT_EQ(Query("SELECT count(*) FROM msg_event WHERE state = 'SENT'"), "8");
+  EXPECT_EQ(d.reconciled_total(), 6);
+  EXPECT_EQ(d.sent_total(), 2);
+  auto got = testing::ConsumeTopic(kafka_->Bootstrap(), "t.msg", 9, seconds(3));
+  ASSERT_EQ(got.size(), 8u);
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(got[i].value, "{\"v\":" + std::to_string(i + 1) + "}");
+}
+
+// Issue 20: a replay of a DEAD event is delivered although the high-water
+// has passed it, and it does not move the high-water back: the progress
+// record still names the newest event.
+TEST_F(DispatcherTest, AReplayedDeadEventIsDeliveredAfterTheHighWaterPassedIt) {
+  for (int v = 1; v <= 3; ++v)
+    InsertEvent("KAFKA:msg", "F1", v, "{\"v\":" + std::to_string(v) + "}");
+  Query("UPDATE msg_event SET state = 'DEAD', attempts = 3 WHERE state_version = 1");
+  {
+    auto pub = MakePublisher();
+    Dispatcher d(
+        session_.get(), pub.get(), [] { return Result<std::int64_t>(100); }, &clock_,
+        Options("KAFKA:msg", "t.msg"));
+    Drain(d);
+  }
+  ASSERT_EQ(*ReplayDeadEvents(session_.get(), {1}, clock_.NowMicros()), 1);
+  // A restart: the new dispatcher learns the high-water (event 3) first.
+  auto pub = MakePublisher();
+  Dispatcher d(
+      session_.get(), pub.get(), [] { return Result<std::int64_t>(100); }, &clock_,
+      Options("KAFKA:msg", "t.msg"));
+  Drain(d);
+  EXPECT_EQ(Query("SELECT string_agg(state, ',' ORDER BY event_id) FROM msg_event"),
+            "SENT,SENT,SENT");
+  EXPECT_EQ(d.reconciled_total(), 0);
+  auto got = testing::ConsumeTopic(kafka_->Bootstrap(), "t.msg", 4, seconds(3));
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(got[2].value, "{\"v\":1}");
+  EXPECT_EQ(got[2].headers.at("msgx-replay"), "1");
+  auto progress =
+      pub->ReadProgress("t.progress", DispatcherOptions::ProgressKey("log-test", "KAFKA:msg"));
+  ASSERT_TRUE(progress.ok()) << progress.status().ToString();
+  EXPECT_EQ(progress->value_or("none"), "3:3:0");
+}
+
+// Issue 20: a KAFKA:schd batch committed but not marked is the same message,
+// sent once: the open batch is marked whole at reconcile.
+TEST_F(DispatcherTest, ACommittedScheduleBatchIsNotSentAgain) {
+  InsertEvent("KAFKA:schd", "A", 1, "{\"v\":1}");
+  InsertEvent("KAFKA:schd", "B", 2, "{\"v\":2}");
+  auto real = MakePublisher();
+  ConnectionKillingPublisher pub(real.get(), [&] {
+    Query("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = '" +
+          UrlDb() + "' AND pid <> pg_backend_pid()");
+  });
+  DispatcherOptions o = Options("KAFKA:schd", "t.schd");
+  o.flush_limit = 2;
+  Dispatcher d(
+      session_.get(), &pub, [] { return Result<std::int64_t>(100); }, &clock_, o);
+  auto lost = d.Step();
+  ASSERT_TRUE(lost.ok());
+  EXPECT_EQ(lost->kind, DispatchStep::Kind::kStalled);
+  for (int i = 0; i < 10 && Query("SELECT count(*) FROM msg_event WHERE state = 'SENT'") != "2";
+       ++i) {
+    ASSERT_TRUE(d.Step().ok());
+  }
+  EXPECT_EQ(Query("SELECT string_agg(state || '/' || batch_id, ',' ORDER BY event_id) FROM "
+                  "msg_event"),
+            "SENT/1,SENT/1");
+  EXPECT_EQ(d.reconciled_total(), 2);
+  auto got = testing::ConsumeTopic(kafka_->Bootstrap(), "t.schd", 2, seconds(3));
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].headers.at("msgx-event-id"), "schd-batch:1");
+}
+
+// Issue 20: while the progress cannot be read (the broker down), nothing is
+// sent and nothing is charged; it is this stage's outage only.
+TEST_F(DispatcherTest, NothingIsSentWhileTheProgressCannotBeRead) {
+  InsertEvent("KAFKA:msg", "F1", 1, "{\"v\":1}");
+  auto real = MakePublisher();
+  SwitchablePublisher pub(real.get());
+  pub.progress_outage = true;
+  Dispatcher d(
+      session_.get(), &pub, [] { return Result<std::int64_t>(100); }, &clock_,
+      Options("KAFKA:msg", "t.msg"));
+  auto s = d.Step();
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->kind, DispatchStep::Kind::kStalled);
+  EXPECT_EQ(pub.calls, 0) << "no publish before the progress is known";
+  EXPECT_EQ(Query("SELECT count(*) FROM msg_event WHERE attempts > 0 OR state <> 'PENDING'"), "0");
+  pub.progress_outage = false;
+  Drain(d);
+  EXPECT_EQ(Query("SELECT count(*) FROM msg_event WHERE state = 'SENT'"), "1");
 }
 
 }  // namespace

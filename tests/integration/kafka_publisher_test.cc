@@ -159,5 +159,43 @@ TEST_F(KafkaPublisherTest, BrokerDownIsAnOutageAndDeliveryResumes) {
   EXPECT_EQ(got.back().headers["msgx-event-id"], "e1");
 }
 
+// The progress read (docs/dispatch.md#exactly-once): the last value of the
+// key in partition 0, found behind many records of other keys (the tail is
+// widened), nothing for a key or a topic that has none, and an outage while
+// the broker is down.
+TEST_F(KafkaPublisherTest, ReadProgressFindsTheLastValueOfItsKey) {
+  kafka_->CreateTopic("t.progress", 1);
+  auto p = KafkaPublisher::Create(Options());
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  auto record = [](const std::string& key, const std::string& value) {
+    OutgoingMessage m{"t.progress", key, value, {}};
+    m.partition = 0;
+    return m;
+  };
+  std::vector<OutgoingMessage> batch{record("log/KAFKA:msg", "1:0:0"),
+                                     record("log/KAFKA:msg", "7:0:2")};
+  for (int i = 0; i < 300; ++i)
+    batch.push_back(record("log/KAFKA:ref", std::to_string(i) + ":0:0"));
+  ASSERT_TRUE((*p)->Publish(batch).committed);
+  auto msg = (*p)->ReadProgress("t.progress", "log/KAFKA:msg");
+  ASSERT_TRUE(msg.ok()) << msg.status().ToString();
+  EXPECT_EQ(msg->value_or("none"), "7:0:2");
+  auto ref = (*p)->ReadProgress("t.progress", "log/KAFKA:ref");
+  ASSERT_TRUE(ref.ok()) << ref.status().ToString();
+  EXPECT_EQ(ref->value_or("none"), "299:0:0");
+  auto none = (*p)->ReadProgress("t.progress", "log/KAFKA:schd");
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  EXPECT_FALSE(none->has_value());
+  auto no_topic = (*p)->ReadProgress("t.no-such-topic", "log/KAFKA:msg");
+  ASSERT_TRUE(no_topic.ok()) << no_topic.status().ToString();
+  EXPECT_FALSE(no_topic->has_value());
+
+  rd_kafka_mock_broker_set_down(kafka_->cluster(), 1);
+  auto down = (*p)->ReadProgress("t.progress", "log/KAFKA:msg");
+  ASSERT_FALSE(down.ok());
+  EXPECT_EQ(down.status().error_class(), ErrorClass::kInfra) << down.status().ToString();
+  rd_kafka_mock_broker_set_up(kafka_->cluster(), 1);
+}
+
 }  // namespace
 }  // namespace msgx

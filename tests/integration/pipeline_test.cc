@@ -230,8 +230,8 @@ class PipelineTest : public ::testing::Test {
 
   // The distinct msgx-event-ids of `messages`, checking on the way that
   // each key's "version" never goes down from one event's first appearance
-  // to the next (a batch published again after a fault repeats earlier
-  // events: at-least-once, docs/dispatch.md).
+  // to the next (callers compare the count with the messages read: exactly
+  // once for read_committed, docs/dispatch.md#exactly-once).
   static std::set<std::string> EventIdsInKeyOrder(
       const std::vector<testing::ConsumedMessage>& messages) {
     std::set<std::string> ids;
@@ -441,9 +441,14 @@ TEST_F(PipelineTest, CrashPointsAndKillsLoseNothingAndDuplicateNothing) {
   // What the kills did to Kafka: each message, duplicates included, is a
   // SENT event with exactly its payload, and from the oldest message the
   // mock broker still holds (it keeps the tail) every SENT event is there,
-  // each flight's first appearing in outbox order.
-  const auto kafka =
-      testing::CheckKafkaTail(kafka_->Bootstrap(), topic_msg_, own_url_, "KAFKA:msg");
+  // each flight's first appearing in outbox order. Duplicates are only
+  // counted here: these kills land while msgx catches up with 300 rows, in
+  // the middle of a batch's transaction now and then, and librdkafka's
+  // mock shows that aborted transaction's messages to read_committed
+  // consumers (a real broker does not; docs/dispatch.md#exactly-once).
+  // crash_test.cc's loop and FaultsWhileTrafficFlowsLoseNothing require none.
+  const auto kafka = testing::CheckKafkaTail(kafka_->Bootstrap(), topic_msg_, own_url_, "KAFKA:msg",
+                                             /*require_once=*/false);
   for (const auto& p : kafka.problems) ADD_FAILURE() << p;
   std::printf("read %zu messages back, %d duplicates (same id, same bytes)\n", kafka.read,
               kafka.duplicates);
@@ -1267,10 +1272,12 @@ TEST_F(PipelineTest, FaultsWhileTrafficFlowsLoseNothing) {
   }
   EXPECT_EQ(log->find("ALARM"), std::string::npos) << Log();
 
-  // Every event reached Kafka once at least, in per-flight order.
+  // Every event reached Kafka exactly once (a read_committed consumer,
+  // docs/dispatch.md#exactly-once), in per-flight order.
   const auto targets = EventsByTarget();
   const std::set<std::string> ids = EventIdsInKeyOrder(consumed[topic_msg_]);
   EXPECT_EQ(static_cast<std::int64_t>(ids.size()), targets.at("KAFKA:msg"));
+  EXPECT_EQ(consumed[topic_msg_].size(), ids.size()) << "events delivered twice";
   testing::ExpectRefoldVerifies(Env(), std::chrono::minutes(5));
 }
 

@@ -11,7 +11,8 @@
 namespace msgx::testing {
 
 KafkaTailCheck CheckKafkaTail(const std::string& bootstrap, const std::string& topic,
-                              const std::string& own_url, const std::string& target) {
+                              const std::string& own_url, const std::string& target,
+                              bool require_once) {
   KafkaTailCheck res;
   auto problem = [&](std::string p) {
     if (res.problems.size() < 50) res.problems.push_back(std::move(p));
@@ -69,13 +70,14 @@ KafkaTailCheck CheckKafkaTail(const std::string& bootstrap, const std::string& t
     if (m.value != e.payload) in_topic(" with other bytes than its event: ", key);
     if (!e.sent) in_topic(" but not SENT: ", key);
     if (res.oldest_event_id < 0) res.oldest_event_id = e.id;
-    // Older than the oldest message held, or seen before: a re-send. (The
-    // dispatcher sends a target's events in event_id order, so the first
-    // send of an older event came before the oldest message held and fell
-    // off the partition's tail; its re-send after a kill says nothing of
-    // the order.)
+    // Older than the oldest message held, or seen before: a second copy.
+    // (The dispatcher sends a target's events in event_id order, so the
+    // first copy of an older event came before the oldest message held and
+    // fell off the partition's tail.)
     if (e.id < res.oldest_event_id || !read.insert(e.id).second) {
-      ++res.duplicates;
+      if (res.duplicates++ == 0 && require_once) {
+        in_topic(" twice (exactly once for read_committed): ", key);
+      }
       continue;
     }
     auto [last, fresh] = last_per_key.emplace(m.key, e.id);
@@ -93,6 +95,9 @@ KafkaTailCheck CheckKafkaTail(const std::string& bootstrap, const std::string& t
   for (auto it = sent.lower_bound(res.oldest_event_id); it != sent.end(); ++it) {
     if (read.count(*it) != 0) continue;
     if (missing++ == 0) first_missing = *it;
+  }
+  if (require_once && res.duplicates > 1) {
+    problem(std::to_string(res.duplicates) + " copies of events read before in " + topic);
   }
   if (missing > 0) {
     problem(std::to_string(missing) + " SENT events of " + target + " from event_id " +
