@@ -20,10 +20,32 @@ auto BuildVector(FlatBufferBuilder& b, const std::vector<T>& in, F build) {
   return b.CreateVector(out);
 }
 
-}  // namespace
+// The encoded size, roughly from above: the strings and a fixed cost per
+// row, so the builder grows its buffer (copying it) rarely, if ever.
+std::size_t EstimatedSize(const PendingBatch& p) {
+  std::size_t n = 1024;
+  for (const OutcomeRow& r : p.outcomes) {
+    const Outcome& o = r.outcome;
+    n += 160 + o.error_class.size() + o.last_error.size() + o.identity_key.size() +
+         o.prev_error.size();
+  }
+  for (const EventRow& e : p.events) {
+    n += 128 + e.event_key.size() + e.target.size() + e.partition_key.size() + e.event_type.size() +
+         e.payload_json.size();
+  }
+  for (const ReferenceRow& r : p.references) {
+    n += 128 + r.rtype.size() + r.rkey.size() + r.payload_json.size() + r.source.size();
+  }
+  for (const HistoryRow& h : p.history) {
+    n +=
+        160 + h.flid.size() + h.alcd.size() + h.flno.size() + h.mvin.size() + h.payload_json.size();
+  }
+  for (const FlightRow& f : p.flights) n += 64 + f.flid.size() + (f.json ? f.json->size() : 0);
+  return n;
+}
 
-std::string EncodePendingBatch(const PendingBatch& p) {
-  FlatBufferBuilder b(1024);
+// Builds `p` into `b`, which is empty.
+void Build(const PendingBatch& p, FlatBufferBuilder& b) {
   auto outcomes = BuildVector(b, p.outcomes, [&](const OutcomeRow& r) {
     const Outcome& o = r.outcome;
     return fp::CreateOutcomeRow(
@@ -55,6 +77,27 @@ std::string EncodePendingBatch(const PendingBatch& p) {
       b.CreateVector(reinterpret_cast<const std::uint8_t*>(p.digest.data()), p.digest.size());
   b.Finish(fp::CreateBatch(b, p.first_offset, p.last_offset, p.fold_version, p.generation, digest,
                            p.last_append_micros, outcomes, events, refs, history, flights));
+}
+
+}  // namespace
+
+std::string EncodePendingBatch(const PendingBatch& p) {
+  FlatBufferBuilder b(EstimatedSize(p));
+  Build(p, b);
+  return {reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize()};
+}
+
+struct PendingBatchEncoder::Buffer {
+  FlatBufferBuilder builder{1 << 20};
+};
+
+PendingBatchEncoder::PendingBatchEncoder() : buffer_(std::make_unique<Buffer>()) {}
+PendingBatchEncoder::~PendingBatchEncoder() = default;
+
+std::string_view PendingBatchEncoder::Encode(const PendingBatch& p) {
+  FlatBufferBuilder& b = buffer_->builder;
+  b.Clear();  // keeps the buffer
+  Build(p, b);
   return {reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize()};
 }
 

@@ -81,6 +81,7 @@ Result<std::unique_ptr<StateStore>> StateStore::Open(const std::string& path, Op
     return Infra(s, "open " + path);
   }
   store->db_.reset(raw);
+  store->commit_batch_ = std::make_unique<rocksdb::WriteBatch>();
   store->flights_ = store->handles_[1];
   store->sodt_ = store->handles_[2];
   store->reference_ = store->handles_[3];
@@ -261,18 +262,25 @@ Result<std::vector<StateStore::BatchEnd>> StateStore::BatchEnds() const {
 }
 
 Status StateStore::Commit(const BatchWrite& batch) {
-  rocksdb::WriteBatch wb;
+  rocksdb::WriteBatch& wb = *commit_batch_;
+  wb.Clear();
   for (const auto& [flid, f] : batch.flights) {
-    // The old SODT index entry, read straight from the stored buffer.
-    auto old = Get(flights_, flid);
-    if (!old.ok()) return old.status();
+    // The old SODT index entry: known to the writer, or read straight from
+    // the stored buffer.
     bool has_old = false, has_new = false;
     MicrosSinceEpoch old_sodt = 0, new_sodt = 0;
-    if (*old) {
-      auto sodt = StoredFlightSodt(**old);
-      if (!sodt.ok()) return sodt.status();
-      has_old = sodt->has_value();
-      old_sodt = sodt->value_or(0);
+    if (auto known = batch.old_sodts.find(flid); known != batch.old_sodts.end()) {
+      has_old = known->second.has_value();
+      old_sodt = known->second.value_or(0);
+    } else {
+      auto old = Get(flights_, flid);
+      if (!old.ok()) return old.status();
+      if (*old) {
+        auto sodt = StoredFlightSodt(**old);
+        if (!sodt.ok()) return sodt.status();
+        has_old = sodt->has_value();
+        old_sodt = sodt->value_or(0);
+      }
     }
     if (f) {
       const std::optional<MicrosSinceEpoch> s = f->Sodt();
@@ -326,13 +334,14 @@ Status StateStore::Commit(const BatchWrite& batch) {
   }
   if (batch.pending) {
     wb.Put(pending_, S(EncodeBe64(static_cast<std::uint64_t>(batch.pending->first_offset))),
-           S(EncodePendingBatch(*batch.pending)));
+           S(pending_encoder_.Encode(*batch.pending)));
   }
   wb.Put(meta_, "generation", S(EncodeBe64(static_cast<std::uint64_t>(m.generation))));
   wb.Put(meta_, "fold_version", S(EncodeBe64(static_cast<std::uint64_t>(m.fold_version))));
   if (Status r = CheckReserve(); !r.ok()) return r;
   rocksdb::WriteOptions wo;
-  wo.sync = options_.sync;
+  wo.sync = options_.sync && options_.wal;
+  wo.disableWAL = !options_.wal;
   rocksdb::Status s = db_->Write(wo, &wb);
   if (!s.ok()) return Infra(s, "commit");
   return {};
@@ -440,7 +449,8 @@ Result<int> StateStore::PrunePending(std::int64_t upto, MicrosSinceEpoch appende
   if (n == 0) return 0;
   if (Status r = CheckReserve(); !r.ok()) return r;
   rocksdb::WriteOptions wo;
-  wo.sync = options_.sync;
+  wo.sync = options_.sync && options_.wal;
+  wo.disableWAL = !options_.wal;
   rocksdb::Status s = db_->Write(wo, &wb);
   if (!s.ok()) return Infra(s, "prune pending");
   return n;

@@ -48,6 +48,7 @@ class Env;
 class ColumnFamilyHandle;
 class Iterator;
 class Snapshot;
+class WriteBatch;
 }  // namespace rocksdb
 
 namespace msgx {
@@ -67,6 +68,11 @@ struct BatchWrite {
   std::map<std::string, std::optional<IdentityBinding>> bindings;
   std::map<std::string, SenderSeqn> senders;
   std::map<std::int64_t, Outcome> outcomes;
+  // The SODT each flight in `flights` had in the store before this batch,
+  // where the writer knows it (nullopt: absent, or no time SODT). A flight
+  // not listed here is read back from the store for its old SODT index
+  // entry. REQUIRES: exact; a wrong entry leaves a wrong index entry.
+  std::map<std::string, std::optional<MicrosSinceEpoch>> old_sodts;
   StateMeta meta;                       // written whole; meta.applied_offset is the batch end
   std::optional<PendingBatch> pending;  // stored under its first offset
   bool empty() const {
@@ -87,6 +93,10 @@ class StateStore final : public StateView {
     // nothing while too little is free (state/disk_reserve.h). Null: no
     // check. REQUIRES: outlives the store.
     const DiskReserve* reserve = nullptr;
+    // false: writes skip RocksDB's write-ahead log. Only for a scratch
+    // store that is thrown away after use (`msgx refold`): a crash may lose
+    // its last writes, which nobody reads again.
+    bool wal = true;
   };
 
   // Opens (creating when absent and not read-only) the store at `path`.
@@ -188,6 +198,10 @@ class StateStore final : public StateView {
 
   Options options_;
   std::unique_ptr<rocksdb::DB> db_;
+  // Commit()'s batch, cleared and reused: a fold batch is megabytes, and
+  // growing a fresh buffer to that size each time cost more than the copy.
+  std::unique_ptr<rocksdb::WriteBatch> commit_batch_;
+  PendingBatchEncoder pending_encoder_;  // Commit()'s, for the same reason
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;
   rocksdb::ColumnFamilyHandle* flights_ = nullptr;
   rocksdb::ColumnFamilyHandle* sodt_ = nullptr;

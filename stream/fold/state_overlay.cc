@@ -127,6 +127,14 @@ BatchWrite StateOverlay::TakeBatch(const StateMeta& meta) {
   BatchWrite out = std::move(pending_);
   pending_ = BatchWrite();
   out.meta = meta;
+  // The cache holds only committed state, so where it knows a flight it
+  // knows the SODT the store indexes it under: the commit need not read
+  // the flight back for it.
+  for (const auto& [flid, f] : out.flights) {
+    if (auto cached = committed_flights_.Find(flid)) {
+      out.old_sodts.emplace(flid, *cached ? (*cached)->Sodt() : std::nullopt);
+    }
+  }
   return out;
 }
 

@@ -52,7 +52,8 @@ class StateOverlay final : public StateView {
   // Number of pending outcomes (the batch's message count so far).
   std::size_t pending_outcomes() const { return pending_.outcomes.size(); }
   bool empty() const { return pending_.empty(); }
-  // Moves the pending changes out; `meta` becomes the batch's meta.
+  // Moves the pending changes out; `meta` becomes the batch's meta. The
+  // cached committed flights give BatchWrite::old_sodts.
   BatchWrite TakeBatch(const StateMeta& meta);
   // Drops the pending changes (after a failed batch).
   void Discard() { pending_ = BatchWrite(); }

@@ -96,12 +96,14 @@ TEST(FoldCorpus, RealDecoderAndLogStore) {
     std::int64_t next = 0;
     std::map<std::int64_t, OutcomeRow> outcomes;
     std::set<std::string> keys;
+    PendingBatchEncoder encoder;  // reused across batches, as the store does
     for (const auto& [first, last] : *ranges) {
       ASSERT_EQ(first, next);
       next = last + 1;
       auto p = (*store)->PendingCovering(first);
       ASSERT_TRUE(p.ok() && p->has_value());
       ASSERT_EQ(DecodePendingBatch(EncodePendingBatch(**p)).value(), **p);
+      EXPECT_EQ(encoder.Encode(**p), EncodePendingBatch(**p));
       EXPECT_EQ((*p)->digest.size(), 32u);
       for (const OutcomeRow& o : (*p)->outcomes) outcomes[o.outcome.mailbox_id] = o;
       for (const EventRow& e : (*p)->events) {
