@@ -31,7 +31,11 @@ Result<std::unique_ptr<ScratchFold>> ScratchFold::Open(const Config& config,
         return reader->Read(from, max, out);
       });
   if (Status st = s->source_->BuildQuarantineIndex(); !st.ok()) return st;
-  auto store = StateStore::Open(scratch_dir + "/state", {false, false});
+  // Thrown away after use: no fsync, no write-ahead log.
+  StateStore::Options options;
+  options.sync = false;
+  options.wal = false;
+  auto store = StateStore::Open(scratch_dir + "/state", options);
   if (!store.ok()) return store.status();
   s->store_ = std::move(*store);
   if (!s->source_->SettingsInForceAt(0)) {
