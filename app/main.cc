@@ -6,6 +6,7 @@
 
 #include "app/command.h"
 #include "app/version.h"
+#include "base/malloc_tuning.h"
 
 namespace {
 
@@ -56,6 +57,7 @@ int Main(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  msgx::TuneAllocatorForBatches();  // before any thread starts
   // Errors are values inside msgx; this is the last net for a library's.
   try {
     return Main(argc, argv);

@@ -10,6 +10,7 @@
 // items/s = log records/s.
 #include <benchmark/benchmark.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -17,6 +18,7 @@
 #include <string>
 
 #include "base/log.h"
+#include "base/malloc_tuning.h"
 #include "codecs/sis_decoder.h"
 #include "stream/fold/fold.h"
 #include "stream/fold/sis_fold_decoder.h"
@@ -24,6 +26,12 @@
 namespace {
 
 using namespace msgx;  // NOLINT
+
+// The allocator as msgx's main() tunes it (base/malloc_tuning.h), unless
+// MSGX_BENCH_DEFAULT_MALLOC is set: glibc's defaults, for a same-run
+// comparison (docs/performance.md#the-allocator).
+const bool kAllocatorTuned =
+    std::getenv("MSGX_BENCH_DEFAULT_MALLOC") == nullptr && TuneAllocatorForBatches();
 
 constexpr int kRecords = 20'000;
 constexpr int kFlights = 1000;
@@ -167,6 +175,7 @@ void BM_Fold(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(log.size()));
   state.counters["succeeded"] = static_cast<double>(succeeded);
+  state.counters["malloc_tuned"] = kAllocatorTuned ? 1 : 0;
 }
 BENCHMARK(BM_Fold)->Arg(1)->Arg(0)->ArgName("sync")->Unit(benchmark::kMillisecond)->UseRealTime();
 
