@@ -6,6 +6,7 @@
 #include <rocksdb/write_batch.h>
 
 #include <algorithm>
+#include <limits>
 
 #include "state/state_codec.h"
 
@@ -39,6 +40,18 @@ std::string TimeKey(MicrosSinceEpoch t, std::string_view key) {
 }
 
 rocksdb::Slice S(std::string_view s) { return {s.data(), s.size()}; }
+
+constexpr std::string_view kPendPrefix = "pend/";
+constexpr std::string_view kPendingIndexed = "pending_index";
+
+std::string PendKey(std::int64_t first) {
+  return std::string(kPendPrefix) + EncodeBe64(static_cast<std::uint64_t>(first));
+}
+
+std::string PendValue(std::int64_t last, MicrosSinceEpoch last_append) {
+  return EncodeBe64(static_cast<std::uint64_t>(last)) +
+         EncodeBe64(static_cast<std::uint64_t>(last_append));
+}
 
 }  // namespace
 
@@ -89,6 +102,9 @@ Result<std::unique_ptr<StateStore>> StateStore::Open(const std::string& path, Op
   store->outcomes_ = store->handles_[5];
   store->meta_ = store->handles_[6];
   store->pending_ = store->handles_[7];
+  if (!options.read_only) {
+    if (Status st = store->IndexPending(); !st.ok()) return st;
+  }
   return store;
 }
 
@@ -333,8 +349,10 @@ Status StateStore::Commit(const BatchWrite& batch) {
            S(EncodeBe64(static_cast<std::uint64_t>(m.fold_version)) + m.digest));
   }
   if (batch.pending) {
-    wb.Put(pending_, S(EncodeBe64(static_cast<std::uint64_t>(batch.pending->first_offset))),
-           S(pending_encoder_.Encode(*batch.pending)));
+    const PendingBatch& p = *batch.pending;
+    wb.Put(pending_, S(EncodeBe64(static_cast<std::uint64_t>(p.first_offset))),
+           S(pending_encoder_.Encode(p)));
+    wb.Put(meta_, S(PendKey(p.first_offset)), S(PendValue(p.last_offset, p.last_append_micros)));
   }
   wb.Put(meta_, "generation", S(EncodeBe64(static_cast<std::uint64_t>(m.generation))));
   wb.Put(meta_, "fold_version", S(EncodeBe64(static_cast<std::uint64_t>(m.fold_version))));
@@ -379,7 +397,8 @@ void StateStore::EntryCursor::Next() {
 
 void StateStore::EntryCursor::Settle() {
   // The default column family (0) is unused; the pending batches (pruned on
-  // their own schedule) and meta's "batch/" entries are not state.
+  // their own schedule), their index and meta's "batch/" entries are not
+  // state.
   for (;;) {
     if (it_ == nullptr) {
       if (cf_ == 0) cf_ = 1;
@@ -388,7 +407,9 @@ void StateStore::EntryCursor::Settle() {
       it_->SeekToFirst();
     }
     if (it_->Valid()) {
-      if (store_->handles_[cf_] == store_->meta_ && it_->key().starts_with("batch/")) {
+      if (store_->handles_[cf_] == store_->meta_ &&
+          (it_->key().starts_with("batch/") || it_->key().starts_with(S(kPendPrefix)) ||
+           it_->key() == S(kPendingIndexed))) {
         it_->Next();
         continue;
       }
@@ -405,6 +426,15 @@ void StateStore::EntryCursor::Settle() {
 
 Result<std::optional<PendingBatch>> StateStore::PendingCovering(std::int64_t offset) const {
   if (offset < 0) return std::optional<PendingBatch>();
+  // Readers mostly ask for a batch's first offset: one Get reads that batch
+  // alone, where a backward seek may read its neighbour too.
+  auto exact = Get(pending_, EncodeBe64(static_cast<std::uint64_t>(offset)));
+  if (!exact.ok()) return exact.status();
+  if (*exact) {
+    auto p = DecodePendingBatch(**exact);
+    if (!p.ok()) return p.status();
+    return std::optional<PendingBatch>(std::move(*p));
+  }
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), pending_));
   const std::string key = EncodeBe64(static_cast<std::uint64_t>(offset));
   it->SeekForPrev(S(key));
@@ -418,34 +448,88 @@ Result<std::optional<PendingBatch>> StateStore::PendingCovering(std::int64_t off
   return std::optional<PendingBatch>(std::move(*p));
 }
 
-Result<std::vector<std::pair<std::int64_t, std::int64_t>>> StateStore::PendingRanges() const {
-  std::vector<std::pair<std::int64_t, std::int64_t>> out;
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), pending_));
-  for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    auto p = PendingBatchRange({it->value().data(), it->value().size()});
-    if (!p.ok()) return p.status();
-    out.push_back(*p);
-  }
-  if (!it->status().ok()) return Infra(it->status(), "scan pending");
-  return out;
-}
-
-Result<int> StateStore::PrunePending(std::int64_t upto, MicrosSinceEpoch appended_before) {
+Status StateStore::IndexPending() {
+  auto marker = Get(meta_, kPendingIndexed);
+  if (!marker.ok()) return marker.status();
+  if (*marker) return {};
   rocksdb::WriteBatch wb;
-  int n = 0;
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), pending_));
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     const std::string_view bytes(it->value().data(), it->value().size());
     auto range = PendingBatchRange(bytes);
     if (!range.ok()) return range.status();
-    if (range->second > upto) break;
     auto appended = PendingBatchLastAppend(bytes);
     if (!appended.ok()) return appended.status();
-    if (*appended >= appended_before) continue;
-    wb.Delete(pending_, it->key());
-    ++n;
+    wb.Put(meta_, S(PendKey(range->first)), S(PendValue(range->second, *appended)));
   }
   if (!it->status().ok()) return Infra(it->status(), "scan pending");
+  wb.Put(meta_, S(kPendingIndexed), "1");
+  if (Status r = CheckReserve(); !r.ok()) return r;
+  rocksdb::WriteOptions wo;
+  wo.sync = options_.sync && options_.wal;
+  wo.disableWAL = !options_.wal;
+  rocksdb::Status s = db_->Write(wo, &wb);
+  if (!s.ok()) return Infra(s, "index pending");
+  return {};
+}
+
+Result<std::vector<StateStore::PendingEntry>> StateStore::ListPending(std::int64_t upto) const {
+  std::vector<PendingEntry> out;
+  auto marker = Get(meta_, kPendingIndexed);
+  if (!marker.ok()) return marker.status();
+  if (*marker) {
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), meta_));
+    for (it->Seek(S(kPendPrefix)); it->Valid() && it->key().starts_with(S(kPendPrefix));
+         it->Next()) {
+      const rocksdb::Slice k = it->key();
+      const rocksdb::Slice v = it->value();
+      if (k.size() != kPendPrefix.size() + 8 || v.size() != 16) {
+        return Status::Internal("state store: a pending index entry does not parse");
+      }
+      out.push_back({static_cast<std::int64_t>(DecodeBe64({k.data() + kPendPrefix.size(), 8})),
+                     static_cast<std::int64_t>(DecodeBe64({v.data(), 8})),
+                     static_cast<MicrosSinceEpoch>(DecodeBe64({v.data() + 8, 8}))});
+      if (out.back().last > upto) break;
+    }
+    if (!it->status().ok()) return Infra(it->status(), "scan pending index");
+    return out;
+  }
+  // Not indexed yet (a read-only open of a store written before the index).
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), pending_));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    const std::string_view bytes(it->value().data(), it->value().size());
+    auto range = PendingBatchRange(bytes);
+    if (!range.ok()) return range.status();
+    auto appended = PendingBatchLastAppend(bytes);
+    if (!appended.ok()) return appended.status();
+    out.push_back({range->first, range->second, *appended});
+    if (out.back().last > upto) break;
+  }
+  if (!it->status().ok()) return Infra(it->status(), "scan pending");
+  return out;
+}
+
+Result<std::vector<std::pair<std::int64_t, std::int64_t>>> StateStore::PendingRanges() const {
+  auto list = ListPending(std::numeric_limits<std::int64_t>::max());
+  if (!list.ok()) return list.status();
+  std::vector<std::pair<std::int64_t, std::int64_t>> out;
+  out.reserve(list->size());
+  for (const PendingEntry& e : *list) out.emplace_back(e.first, e.last);
+  return out;
+}
+
+Result<int> StateStore::PrunePending(std::int64_t upto, MicrosSinceEpoch appended_before) {
+  auto list = ListPending(upto);
+  if (!list.ok()) return list.status();
+  rocksdb::WriteBatch wb;
+  int n = 0;
+  for (const PendingEntry& e : *list) {
+    if (e.last > upto) break;
+    if (e.last_append >= appended_before) continue;
+    wb.Delete(pending_, S(EncodeBe64(static_cast<std::uint64_t>(e.first))));
+    wb.Delete(meta_, S(PendKey(e.first)));
+    ++n;
+  }
   if (n == 0) return 0;
   if (Status r = CheckReserve(); !r.ok()) return r;
   rocksdb::WriteOptions wo;

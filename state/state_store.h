@@ -15,6 +15,12 @@
 //                "fold_version" be64
 //                "digest"      32-byte chained digest at "applied"
 //                "batch/" be64(end offset) → be64(fold version) + digest
+//                "pend/" be64(first offset) → be64(last offset) +
+//                    be64(last append micros): the pending batches' index,
+//                    so pruning and listing them reads no batch (megabytes
+//                    each); "pending_index" = "1" once it is complete (a
+//                    store written before it is indexed when next opened
+//                    writable; until then the listing reads the batches)
 //   pending      be64(first offset)                → PendingBatch (schemas/
 //                pending.fbs): what PostgreSQL and Redis must receive for
 //                the batch, written with it, pruned by PrunePending()
@@ -147,7 +153,7 @@ class StateStore final : public StateView {
   Status Commit(const BatchWrite& batch);
 
   // Calls fn(column family name, key, value) for every entry of every
-  // column family except meta's "batch/" entries and the pending batches
+  // column family except meta's "batch/" and "pend/" entries and the pending batches
   // (pruned on their own schedule), in key order: the
   // canonical content of state (equal for equal fold results).
   Status ForEachEntry(
@@ -191,6 +197,18 @@ class StateStore final : public StateView {
   Result<std::optional<std::string>> Get(rocksdb::ColumnFamilyHandle* cf, std::string_view key,
                                          const rocksdb::Snapshot* snapshot = nullptr) const;
   Result<StateMeta> ReadMetaAt(const rocksdb::Snapshot* snapshot) const;
+  // The pending batches' (first, last, last append micros), ascending by
+  // first offset, stopping after the first whose last offset exceeds
+  // `upto`: from the index, or from the batches themselves in a store not
+  // indexed yet.
+  struct PendingEntry {
+    std::int64_t first = 0;
+    std::int64_t last = 0;
+    MicrosSinceEpoch last_append = 0;
+  };
+  Result<std::vector<PendingEntry>> ListPending(std::int64_t upto) const;
+  // Writes the index of a store written before it (see the file comment).
+  Status IndexPending();
   // options_.reserve's verdict; OK without one.
   Status CheckReserve() const {
     return options_.reserve != nullptr ? options_.reserve->Check() : Status::Ok();
