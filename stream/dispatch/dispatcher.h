@@ -98,7 +98,10 @@ struct DispatcherOptions {
   std::string log_uuid;
   // Exactly once: the progress topic (kafka.topics.progress) and this
   // dispatcher's key in it ("<log uuid>/<target>", see ProgressKey). Empty
-  // topic: no progress record and no reconcile (at least once).
+  // topic: no progress record and no reconcile (at least once). Tests and
+  // bench/ only (bench/dispatch_bench.cc measures the record's cost with
+  // it): the service always sets it, from kafka.topics.progress, which the
+  // configuration refuses to leave empty (it must be a topic name).
   std::string progress_topic;
   std::string progress_key;
   // The options of `target` ("KAFKA:msg" …) from the configuration; the

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# The dispatcher alone, with and without the progress record (issue 20;
+# docs/performance.md#the-progress-record-of-exactly-once-delivery-issue-20):
+# msgx_bench's BM_DispatchAlone (bench/dispatch_bench.cc) drains EVENTS
+# PENDING KAFKA:msg events from a real PostgreSQL outbox to librdkafka's mock
+# cluster, RUNS times each way, interleaved (with, without, then without,
+# with, ...: each pair starts with the other one) after one warm-up run
+# that is not counted, each run on a freshly loaded outbox and a fresh mock
+# cluster. Prints each run's events/s and its seconds in the Kafka
+# transactions and the progress read, then per way the median and the
+# spread (min..max).
+#
+# Usage: bash bench/dispatch_alone.sh [EVENTS] [RUNS]   (defaults 200000 3)
+# Needs a built msgx and msgx_bench (scripts/build.sh); starts its own dev
+# services (`msgx dev up`: only its PostgreSQL is used) in a temporary
+# dev.dir, stopped and removed at the end.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+EVENTS=${1:-200000}
+RUNS=${2:-3}
+BUILD=$PWD/${MSGX_BUILD_DIR:-build}
+MSGX=$BUILD/app/msgx
+BENCH=$BUILD/bench/msgx_bench
+
+while IFS= read -r name; do unset "$name"; done < <(compgen -e | grep '^MSGX_' || true)
+DEV_DIR=$(mktemp -d /tmp/msgx-bench-dispatch-XXXXXX)
+chmod 755 "$DEV_DIR"
+export MSGX_DEV_DIR=$DEV_DIR
+cleanup() {
+  "$MSGX" dev down >/dev/null 2>&1 || true
+  rm -rf "$DEV_DIR"
+}
+trap cleanup EXIT
+"$MSGX" dev up >/dev/null
+eval "$("$MSGX" dev env)"
+"$MSGX" migrate >/dev/null 2>&1
+
+echo "events: $EVENTS per run; machine: $(nproc) cores," \
+  "$(lscpu | sed -n 's/^Model name: *//p'), $(free -g | awk '/Mem:/ {print $2}') GiB;" \
+  "$(date -u +%FT%TZ); load average $(cut -d' ' -f1-3 /proc/loadavg)"
+declare -A rates
+run() {  # progress: 1 with the record, 0 without
+  local rate detail
+  read -r rate detail < <(MSGX_BENCH_POSTGRES_URL=$MSGX_POSTGRES_URL \
+    MSGX_BENCH_DISPATCH_EVENTS=$EVENTS "$BENCH" \
+    --benchmark_filter="BM_DispatchAlone/progress:$1/" --benchmark_format=json 2>/dev/null |
+    jq -re '.benchmarks[0] | if .error_occurred then error(.error_message) else
+      "\(.items_per_second | round) \(.real_time / 1000 * 10 | round / 10) s, \(.transactions)" +
+      " transactions: \(.publish_s * 10 | round / 10) s in them, \(.reconcile_s * 100 | round / 100) s" +
+      " reading the progress" end')
+  rates[$1]+="$rate "
+  echo "progress:$1  $rate events/s  ($detail; load average $(cut -d' ' -f1-3 /proc/loadavg))"
+}
+# The first run after `msgx dev up` is slow whichever way it runs (a cold
+# PostgreSQL): one more run first, not counted.
+run 1 && echo "   (warm-up, not counted)" && rates[1]=
+for ((i = 0; i < RUNS; i++)); do
+  if ((i % 2 == 0)); then run 1 && run 0; else run 0 && run 1; fi
+done
+summary() {  # label, rates
+  local sorted
+  mapfile -t sorted < <(tr ' ' '\n' <<<"$2" | grep . | sort -n)
+  echo "$1: median ${sorted[$((${#sorted[@]} / 2))]} events/s," \
+    "spread ${sorted[0]}..${sorted[-1]} (${sorted[*]})"
+}
+summary "with the progress record   " "${rates[1]}"
+summary "without the progress record" "${rates[0]}"
