@@ -207,7 +207,8 @@ class StateStore final : public StateView {
     MicrosSinceEpoch last_append = 0;
   };
   Result<std::vector<PendingEntry>> ListPending(std::int64_t upto) const;
-  // Writes the index of a store written before it (see the file comment).
+  // Writes the index of a store written before it (see the file comment);
+  // writes nothing while the free-space reserve is short.
   Status IndexPending();
   // options_.reserve's verdict; OK without one.
   Status CheckReserve() const {
