@@ -43,8 +43,11 @@ std::string TimeKey(MicrosSinceEpoch t, std::string_view key) {
 
 rocksdb::Slice S(std::string_view s) { return {s.data(), s.size()}; }
 
-constexpr std::string_view kPendPrefix = "pend/";
-constexpr std::string_view kPendingIndexed = "pending_index";
+// Under "batch/", with keys of another length than the batch ends', so that
+// an older msgx, which skips "batch/" in its state walk and keys of other
+// lengths in BatchEnds(), reads a store with the index as before.
+constexpr std::string_view kPendPrefix = "batch/pending/";
+constexpr std::string_view kPendingIndexed = "batch/pending-index";
 
 std::string PendKey(std::int64_t first) {
   return std::string(kPendPrefix) + EncodeBe64(static_cast<std::uint64_t>(first));
@@ -413,8 +416,8 @@ void StateStore::EntryCursor::Next() {
 
 void StateStore::EntryCursor::Settle() {
   // The default column family (0) is unused; the pending batches (pruned on
-  // their own schedule), their index and meta's "batch/" entries are not
-  // state.
+  // their own schedule) and meta's "batch/" entries (the batch ends and
+  // the pending batches' index) are not state.
   for (;;) {
     if (it_ == nullptr) {
       if (cf_ == 0) cf_ = 1;
@@ -423,9 +426,7 @@ void StateStore::EntryCursor::Settle() {
       it_->SeekToFirst();
     }
     if (it_->Valid()) {
-      if (store_->handles_[cf_] == store_->meta_ &&
-          (it_->key().starts_with("batch/") || it_->key().starts_with(S(kPendPrefix)) ||
-           it_->key() == S(kPendingIndexed))) {
+      if (store_->handles_[cf_] == store_->meta_ && it_->key().starts_with("batch/")) {
         it_->Next();
         continue;
       }

@@ -15,12 +15,14 @@
 //                "fold_version" be64
 //                "digest"      32-byte chained digest at "applied"
 //                "batch/" be64(end offset) → be64(fold version) + digest
-//                "pend/" be64(first offset) → be64(last offset) +
+//                "batch/pending/" be64(first offset) → be64(last offset) +
 //                    be64(last append micros): the pending batches' index,
 //                    so pruning and listing them reads no batch (megabytes
-//                    each); "pending_index" = "1" once it is complete (a
-//                    store written before it is indexed when next opened
-//                    writable; until then the listing reads the batches)
+//                    each); "batch/pending-index" = "1" once it is complete
+//                    (a store written before it is indexed when next opened
+//                    writable; until then listing reads the batches). Keys
+//                    of another length than the batch ends': an older msgx
+//                    skips them
 //   pending      be64(first offset)                → PendingBatch (schemas/
 //                pending.fbs): what PostgreSQL and Redis must receive for
 //                the batch, written with it, pruned by PrunePending()
@@ -153,7 +155,8 @@ class StateStore final : public StateView {
   Status Commit(const BatchWrite& batch);
 
   // Calls fn(column family name, key, value) for every entry of every
-  // column family except meta's "batch/" and "pend/" entries and the pending batches
+  // column family except meta's "batch/" entries (batch ends, the pending
+  // index) and the pending batches
   // (pruned on their own schedule), in key order: the
   // canonical content of state (equal for equal fold results).
   Status ForEachEntry(

@@ -1,5 +1,5 @@
 // The state store's index of pending batches (state/state_store.h, meta
-// "pend/"): listing and pruning read the index, not the batches; it is
+// "batch/pending/"): listing and pruning read the index, not the batches; it is
 // kept out of the canonical state; a store written before the index is
 // listed from its batches read-only and indexed when opened writable.
 #include <gtest/gtest.h>
@@ -65,7 +65,7 @@ void DropIndex(const std::string& path) {
   std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions(), meta));
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     const std::string k = it->key().ToString();
-    if (k.starts_with("pend/") || k == "pending_index") keys.push_back(k);
+    if (k.starts_with("batch/pending")) keys.push_back(k);
   }
   it.reset();
   EXPECT_GE(keys.size(), 2u);
@@ -82,6 +82,7 @@ TEST(PendingIndexTest, ListsAndPrunesFromTheIndex) {
   CommitBatch(**store, 10, 19, 200);
   CommitBatch(**store, 20, 24, 300);
   EXPECT_EQ((*store)->PendingRanges().value(), (Ranges{{0, 9}, {10, 19}, {20, 24}}));
+  EXPECT_EQ((*store)->BatchEnds().value().size(), 3u);  // the index is no batch end
 
   // Up to 19, appended before 150: the first batch only.
   EXPECT_EQ((*store)->PrunePending(19, 150).value(), 1);
@@ -95,7 +96,7 @@ TEST(PendingIndexTest, ListsAndPrunesFromTheIndex) {
 
   // The index is not state.
   Status s = (*store)->ForEachEntry([](std::string_view cf, std::string_view key, auto) {
-    EXPECT_FALSE(cf == "meta" && (key.starts_with("pend/") || key == "pending_index")) << key;
+    EXPECT_FALSE(cf == "meta" && key.starts_with("batch/")) << key;
   });
   EXPECT_TRUE(s.ok());
 }
