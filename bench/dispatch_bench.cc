@@ -14,7 +14,11 @@
 // dispatcher's steps are timed (manual time), from its first Step, which
 // reads the progress, to the one that finds nothing left. items/s = events/s;
 // the counters publish_s and reconcile_s are the seconds spent in the Kafka
-// transactions and in the progress read (Prepare + ReadProgress).
+// transactions and in the progress read (Prepare + ReadProgress);
+// pg_ms_first and pg_ms_last are the mean milliseconds per batch outside
+// the Kafka transaction (the head query, the SENT update, the fence: almost
+// all PostgreSQL) over the first and the last tenth of the batches, to see
+// whether a batch gets slower as more events are SENT.
 //
 //   BM_DispatchAlone/progress:1  with the progress record (the service)
 //   BM_DispatchAlone/progress:0  without: progress_topic empty, which the
@@ -25,6 +29,7 @@
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdint>
@@ -35,6 +40,7 @@
 #include <pqxx/pqxx>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "base/clock.h"
 #include "base/config.h"
@@ -126,6 +132,11 @@ class MockCluster {
   rd_kafka_mock_cluster_t* cluster_ = nullptr;
 };
 
+// Seconds since `start`.
+double Since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 // Wraps the real publisher and sums the wall time of its calls: where the
 // dispatcher's time goes (the rest is PostgreSQL and the dispatcher itself).
 class TimedPublisher final : public Publisher {
@@ -156,11 +167,15 @@ class TimedPublisher final : public Publisher {
   std::int64_t transactions = 0;
 
  private:
-  static double Since(std::chrono::steady_clock::time_point start) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  }
   Publisher* real_;
 };
+
+// The mean of `xs`, 0 when empty.
+double Mean(std::span<const double> xs) {
+  double sum = 0;
+  for (double x : xs) sum += x;
+  return xs.empty() ? 0 : sum / static_cast<double>(xs.size());
+}
 
 void BM_DispatchAlone(benchmark::State& state) {
   const char* url = std::getenv("MSGX_BENCH_POSTGRES_URL");
@@ -175,6 +190,8 @@ void BM_DispatchAlone(benchmark::State& state) {
   double publish_s = 0;
   double reconcile_s = 0;
   std::int64_t transactions = 0;
+  double pg_ms_first = 0;
+  double pg_ms_last = 0;
   for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): the benchmark loop
     Load(url, n);
     Config config;
@@ -198,9 +215,17 @@ void BM_DispatchAlone(benchmark::State& state) {
         SystemClock::Default(), options);
     dispatcher.set_epoch(lead->epoch);
     const auto start = std::chrono::steady_clock::now();
+    std::vector<double> outside_kafka_ms;  // per step that sent: its time outside the publisher
     for (;;) {
+      const auto step_start = std::chrono::steady_clock::now();
+      const double kafka_before = timed.publish_s + timed.reconcile_s;
       auto step = dispatcher.Step();
       ++steps;
+      if (step.ok() && step->kind == DispatchStep::Kind::kSent && step->sent > 0) {
+        const double step_s = Since(step_start);
+        const double kafka_s = timed.publish_s + timed.reconcile_s - kafka_before;
+        outside_kafka_ms.push_back(1e3 * (step_s - kafka_s));
+      }
       if (!step.ok() || step->kind == DispatchStep::Kind::kStalled ||
           step->kind == DispatchStep::Kind::kCharged) {
         state.SkipWithError(
@@ -211,6 +236,11 @@ void BM_DispatchAlone(benchmark::State& state) {
     }
     state.SetIterationTime(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    const size_t tenth = std::max<size_t>(1, outside_kafka_ms.size() / 10);
+    if (outside_kafka_ms.size() >= 2 * tenth) {
+      pg_ms_first += Mean(std::span(outside_kafka_ms).first(tenth));
+      pg_ms_last += Mean(std::span(outside_kafka_ms).last(tenth));
+    }
     publish_s += timed.publish_s;
     reconcile_s += timed.reconcile_s;
     transactions += timed.transactions;
@@ -224,6 +254,8 @@ void BM_DispatchAlone(benchmark::State& state) {
   state.counters["transactions"] = static_cast<double>(transactions);
   state.counters["publish_s"] = publish_s;
   state.counters["reconcile_s"] = reconcile_s;
+  state.counters["pg_ms_first"] = pg_ms_first;
+  state.counters["pg_ms_last"] = pg_ms_last;
   state.SetItemsProcessed(state.iterations() * n);
 }
 BENCHMARK(BM_DispatchAlone)
