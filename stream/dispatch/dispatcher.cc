@@ -187,9 +187,7 @@ Status Dispatcher::MarkSentAfterCommit(const std::vector<Event>& events) {
   return s;
 }
 
-Result<std::vector<Dispatcher::Event>> Dispatcher::LoadHead(bool open_batch_only,
-                                                            bool unbatched_only) {
-  std::vector<Event> out;
+std::string Dispatcher::HeadQuery(bool open_batch_only, bool unbatched_only) {
   std::string sql =
       "SELECT e.event_id, e.event_key, coalesce(e.partition_key, ''), e.event_type, "
       "e.state_version, e.payload_json, e.attempts, "
@@ -202,6 +200,13 @@ Result<std::vector<Dispatcher::Event>> Dispatcher::LoadHead(bool open_batch_only
   if (open_batch_only) sql += " AND e.batch_id IS NOT NULL";
   if (unbatched_only) sql += " AND e.batch_id IS NULL";
   sql += " ORDER BY e.event_id LIMIT $2";
+  return sql;
+}
+
+Result<std::vector<Dispatcher::Event>> Dispatcher::LoadHead(bool open_batch_only,
+                                                            bool unbatched_only) {
+  std::vector<Event> out;
+  const std::string sql = HeadQuery(open_batch_only, unbatched_only);
   const int limit = options_.aggregate ? options_.flush_limit : options_.claim_limit;
   // Fenced too: a stale leader loads nothing, so it publishes nothing.
   Status s = RunFenced([&](pqxx::dbtransaction& tx) {

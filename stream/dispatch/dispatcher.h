@@ -157,6 +157,10 @@ class Dispatcher {
   // The target's PENDING and DEAD rows now (an unfenced read).
   Result<OutboxCounts> CountOutbox();
 
+  // The SQL of the head read ($1 the target, $2 the limit), for EXPLAIN in
+  // tests and bench/.
+  static std::string HeadQuery(bool open_batch_only, bool unbatched_only);
+
   bool stalled() const { return stalled_; }
   std::int64_t sent_total() const { return sent_total_; }
   std::int64_t dead_total() const { return dead_total_; }
