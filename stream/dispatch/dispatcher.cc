@@ -304,10 +304,7 @@ void Dispatcher::ObserveLatencies(const std::vector<Event>& events, MicrosSinceE
 Result<OutboxCounts> Dispatcher::CountOutbox() {
   OutboxCounts c;
   Status s = pg_->Run([&](pqxx::dbtransaction& tx) {
-    const pqxx::row r = tx.exec_params1(
-        "SELECT count(*) FILTER (WHERE state = 'PENDING'), count(*) FILTER (WHERE state = 'DEAD') "
-        "FROM msg_event WHERE target = $1 AND state IN ('PENDING', 'DEAD')",
-        options_.target);
+    const pqxx::row r = tx.exec_params1(kCountOutboxQuery, options_.target);
     c.pending = r[0].as<std::int64_t>();
     c.dead = r[1].as<std::int64_t>();
   });
