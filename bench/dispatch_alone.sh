@@ -7,8 +7,11 @@
 # with, ...: each pair starts with the other one) after one warm-up run
 # that is not counted, each run on a freshly loaded outbox and a fresh mock
 # cluster. Prints each run's events/s and its seconds in the Kafka
-# transactions and the progress read, then per way the median and the
-# spread (min..max).
+# transactions and the progress read and its mean milliseconds per batch
+# outside Kafka in the first and the last tenth of its batches, and the head
+# query's own time, buffers and index (EXPLAIN ANALYZE) after 5% and after
+# 65% of the events were SENT, then per way the median and the spread
+# (min..max).
 #
 # Usage: bash bench/dispatch_alone.sh [EVENTS] [RUNS]   (defaults 200000 3)
 # Needs a built msgx and msgx_bench (scripts/build.sh); starts its own dev
@@ -47,7 +50,12 @@ run() {  # progress: 1 with the record, 0 without
     jq -re '.benchmarks[0] | if .error_occurred then error(.error_message) else
       "\(.items_per_second | round) \(.real_time / 1000 * 10 | round / 10) s, \(.transactions)" +
       " transactions: \(.publish_s * 10 | round / 10) s in them, \(.reconcile_s * 100 | round / 100) s" +
-      " reading the progress" end')
+      " reading the progress; per batch outside Kafka \(.pg_ms_first * 10 | round / 10) ms in the" +
+      " first tenth, \(.pg_ms_last * 10 | round / 10) ms in the last; the head query" +
+      " \(.head_ms_early * 10 | round / 10) ms (\(.head_buffers_early) buffers) at" +
+      " \(.events / 20 | round) SENT, \(.head_ms_late * 10 | round / 10) ms" +
+      " (\(.head_buffers_late) buffers) at \(.events * 13 / 20 | round) SENT, by" +
+      " \(.label // "?")" end')
   rates[$1]+="$rate "
   echo "progress:$1  $rate events/s  ($detail; load average $(cut -d' ' -f1-3 /proc/loadavg))"
 }

@@ -14,7 +14,15 @@
 // dispatcher's steps are timed (manual time), from its first Step, which
 // reads the progress, to the one that finds nothing left. items/s = events/s;
 // the counters publish_s and reconcile_s are the seconds spent in the Kafka
-// transactions and in the progress read (Prepare + ReadProgress).
+// transactions and in the progress read (Prepare + ReadProgress);
+// pg_ms_first and pg_ms_last are the mean milliseconds per batch outside
+// the Kafka transaction (the head query, the SENT update, the fence: almost
+// all PostgreSQL) over the first and the last tenth of the batches, to see
+// whether a batch gets slower as more events are SENT. head_ms_early and
+// head_ms_late (head_buffers_…) are the head query's own time (buffers)
+// under EXPLAIN (ANALYZE, BUFFERS) after 5% and after 65% of the events
+// were SENT (130,000 of 200,000), on a second connection, not timed; the
+// label names the index each read msg_event by.
 //
 //   BM_DispatchAlone/progress:1  with the progress record (the service)
 //   BM_DispatchAlone/progress:0  without: progress_topic empty, which the
@@ -25,6 +33,7 @@
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdint>
@@ -35,6 +44,7 @@
 #include <pqxx/pqxx>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "base/clock.h"
 #include "base/config.h"
@@ -126,6 +136,11 @@ class MockCluster {
   rd_kafka_mock_cluster_t* cluster_ = nullptr;
 };
 
+// Seconds since `start`.
+double Since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 // Wraps the real publisher and sums the wall time of its calls: where the
 // dispatcher's time goes (the rest is PostgreSQL and the dispatcher itself).
 class TimedPublisher final : public Publisher {
@@ -156,11 +171,54 @@ class TimedPublisher final : public Publisher {
   std::int64_t transactions = 0;
 
  private:
-  static double Since(std::chrono::steady_clock::time_point start) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  }
   Publisher* real_;
 };
+
+// The head query (Dispatcher::HeadQuery) as the dispatcher runs it next,
+// under EXPLAIN (ANALYZE, BUFFERS) on a connection of its own: its time,
+// the buffers it touched and the index it read msg_event by.
+struct HeadSample {
+  double ms = 0;
+  double buffers = 0;
+  std::string index;
+};
+
+// The number after `key` in `text` (from `from`), or 0.
+double NumberAfter(const std::string& text, const std::string& key, size_t from = 0) {
+  const size_t at = text.find(key, from);
+  return at == std::string::npos ? 0 : std::atof(text.c_str() + at + key.size());
+}
+
+HeadSample SampleHead(pqxx::connection& c, const DispatcherOptions& options) {
+  pqxx::nontransaction nt(c);
+  std::string plan;
+  for (const auto& row :
+       nt.exec_params("EXPLAIN (ANALYZE, BUFFERS) " + Dispatcher::HeadQuery(false, false),
+                      options.target, options.claim_limit)) {
+    plan += row[0].as<std::string>() + "\n";
+  }
+  HeadSample h;
+  h.ms = NumberAfter(plan, "Execution Time: ");
+  // The first Buffers line is the top node's: the whole query's.
+  const size_t buffers = plan.find("Buffers: shared");
+  if (buffers != std::string::npos) {
+    const std::string line = plan.substr(buffers, plan.find('\n', buffers) - buffers);
+    h.buffers = NumberAfter(line, "hit=") + NumberAfter(line, "read=");
+  }
+  const size_t scan = plan.find(" on msg_event e");
+  const size_t using_at = plan.rfind("using ", scan);
+  h.index = scan == std::string::npos || using_at == std::string::npos
+                ? "(no index)"
+                : plan.substr(using_at + 6, scan - using_at - 6);
+  return h;
+}
+
+// The mean of `xs`, 0 when empty.
+double Mean(std::span<const double> xs) {
+  double sum = 0;
+  for (double x : xs) sum += x;
+  return xs.empty() ? 0 : sum / static_cast<double>(xs.size());
+}
 
 void BM_DispatchAlone(benchmark::State& state) {
   const char* url = std::getenv("MSGX_BENCH_POSTGRES_URL");
@@ -175,6 +233,12 @@ void BM_DispatchAlone(benchmark::State& state) {
   double publish_s = 0;
   double reconcile_s = 0;
   std::int64_t transactions = 0;
+  double pg_ms_first = 0;
+  double pg_ms_last = 0;
+  double head_ms_early = 0;
+  double head_ms_late = 0;
+  double head_buffers_early = 0;
+  double head_buffers_late = 0;
   for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): the benchmark loop
     Load(url, n);
     Config config;
@@ -197,10 +261,24 @@ void BM_DispatchAlone(benchmark::State& state) {
         &pg, &timed, [] { return Result<std::int64_t>(std::numeric_limits<std::int64_t>::max()); },
         SystemClock::Default(), options);
     dispatcher.set_epoch(lead->epoch);
+    // The head query sampled twice, once early and once late in the run
+    // (5% and 65% of the events SENT), outside the timed steps.
+    pqxx::connection probe(url);
+    const std::int64_t sample_at[] = {n / 20, n * 13 / 20};
+    std::vector<HeadSample> samples;
+    double probe_s = 0;
     const auto start = std::chrono::steady_clock::now();
+    std::vector<double> outside_kafka_ms;  // per step that sent: its time outside the publisher
     for (;;) {
+      const auto step_start = std::chrono::steady_clock::now();
+      const double kafka_before = timed.publish_s + timed.reconcile_s;
       auto step = dispatcher.Step();
       ++steps;
+      if (step.ok() && step->kind == DispatchStep::Kind::kSent && step->sent > 0) {
+        const double step_s = Since(step_start);
+        const double kafka_s = timed.publish_s + timed.reconcile_s - kafka_before;
+        outside_kafka_ms.push_back(1e3 * (step_s - kafka_s));
+      }
       if (!step.ok() || step->kind == DispatchStep::Kind::kStalled ||
           step->kind == DispatchStep::Kind::kCharged) {
         state.SkipWithError(
@@ -208,9 +286,26 @@ void BM_DispatchAlone(benchmark::State& state) {
         break;
       }
       if (step->kind == DispatchStep::Kind::kIdle) break;
+      if (samples.size() < std::size(sample_at) &&
+          dispatcher.sent_total() >= sample_at[samples.size()]) {
+        const auto probe_start = std::chrono::steady_clock::now();
+        samples.push_back(SampleHead(probe, options));
+        probe_s += Since(probe_start);
+      }
     }
-    state.SetIterationTime(
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    state.SetIterationTime(Since(start) - probe_s);
+    if (samples.size() == std::size(sample_at)) {
+      head_ms_early += samples[0].ms;
+      head_ms_late += samples[1].ms;
+      head_buffers_early += samples[0].buffers;
+      head_buffers_late += samples[1].buffers;
+      state.SetLabel(samples[0].index + "," + samples[1].index);
+    }
+    const size_t tenth = std::max<size_t>(1, outside_kafka_ms.size() / 10);
+    if (outside_kafka_ms.size() >= 2 * tenth) {
+      pg_ms_first += Mean(std::span(outside_kafka_ms).first(tenth));
+      pg_ms_last += Mean(std::span(outside_kafka_ms).last(tenth));
+    }
     publish_s += timed.publish_s;
     reconcile_s += timed.reconcile_s;
     transactions += timed.transactions;
@@ -224,6 +319,12 @@ void BM_DispatchAlone(benchmark::State& state) {
   state.counters["transactions"] = static_cast<double>(transactions);
   state.counters["publish_s"] = publish_s;
   state.counters["reconcile_s"] = reconcile_s;
+  state.counters["pg_ms_first"] = pg_ms_first;
+  state.counters["pg_ms_last"] = pg_ms_last;
+  state.counters["head_ms_early"] = head_ms_early;
+  state.counters["head_ms_late"] = head_ms_late;
+  state.counters["head_buffers_early"] = head_buffers_early;
+  state.counters["head_buffers_late"] = head_buffers_late;
   state.SetItemsProcessed(state.iterations() * n);
 }
 BENCHMARK(BM_DispatchAlone)

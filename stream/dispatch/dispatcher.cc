@@ -187,9 +187,7 @@ Status Dispatcher::MarkSentAfterCommit(const std::vector<Event>& events) {
   return s;
 }
 
-Result<std::vector<Dispatcher::Event>> Dispatcher::LoadHead(bool open_batch_only,
-                                                            bool unbatched_only) {
-  std::vector<Event> out;
+std::string Dispatcher::HeadQuery(bool open_batch_only, bool unbatched_only) {
   std::string sql =
       "SELECT e.event_id, e.event_key, coalesce(e.partition_key, ''), e.event_type, "
       "e.state_version, e.payload_json, e.attempts, "
@@ -202,6 +200,13 @@ Result<std::vector<Dispatcher::Event>> Dispatcher::LoadHead(bool open_batch_only
   if (open_batch_only) sql += " AND e.batch_id IS NOT NULL";
   if (unbatched_only) sql += " AND e.batch_id IS NULL";
   sql += " ORDER BY e.event_id LIMIT $2";
+  return sql;
+}
+
+Result<std::vector<Dispatcher::Event>> Dispatcher::LoadHead(bool open_batch_only,
+                                                            bool unbatched_only) {
+  std::vector<Event> out;
+  const std::string sql = HeadQuery(open_batch_only, unbatched_only);
   const int limit = options_.aggregate ? options_.flush_limit : options_.claim_limit;
   // Fenced too: a stale leader loads nothing, so it publishes nothing.
   Status s = RunFenced([&](pqxx::dbtransaction& tx) {
@@ -299,10 +304,7 @@ void Dispatcher::ObserveLatencies(const std::vector<Event>& events, MicrosSinceE
 Result<OutboxCounts> Dispatcher::CountOutbox() {
   OutboxCounts c;
   Status s = pg_->Run([&](pqxx::dbtransaction& tx) {
-    const pqxx::row r = tx.exec_params1(
-        "SELECT count(*) FILTER (WHERE state = 'PENDING'), count(*) FILTER (WHERE state = 'DEAD') "
-        "FROM msg_event WHERE target = $1 AND state IN ('PENDING', 'DEAD')",
-        options_.target);
+    const pqxx::row r = tx.exec_params1(kCountOutboxQuery, options_.target);
     c.pending = r[0].as<std::int64_t>();
     c.dead = r[1].as<std::int64_t>();
   });

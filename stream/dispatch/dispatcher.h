@@ -157,6 +157,17 @@ class Dispatcher {
   // The target's PENDING and DEAD rows now (an unfenced read).
   Result<OutboxCounts> CountOutbox();
 
+  // The SQL of the head read ($1 the target, $2 the limit) and of
+  // CountOutbox ($1 the target), for EXPLAIN in tests and bench/. Each
+  // reads only its target's PENDING (or DEAD) rows through an index, never
+  // the SENT ones (migrations/V6__outbox_pending_indexes.sql). Two counts,
+  // not one `state IN ('PENDING', 'DEAD')`: planned with the statistics of
+  // an all-PENDING outbox, that one was a scan of the whole table.
+  static std::string HeadQuery(bool open_batch_only, bool unbatched_only);
+  static constexpr const char* kCountOutboxQuery =
+      "SELECT (SELECT count(*) FROM msg_event WHERE target = $1 AND state = 'PENDING'), "
+      "(SELECT count(*) FROM msg_event WHERE target = $1 AND state = 'DEAD')";
+
   bool stalled() const { return stalled_; }
   std::int64_t sent_total() const { return sent_total_; }
   std::int64_t dead_total() const { return dead_total_; }
