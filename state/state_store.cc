@@ -376,11 +376,16 @@ Status StateStore::Commit(const BatchWrite& batch) {
   wb.Put(meta_, "generation", S(EncodeBe64(static_cast<std::uint64_t>(m.generation))));
   wb.Put(meta_, "fold_version", S(EncodeBe64(static_cast<std::uint64_t>(m.fold_version))));
   if (Status r = CheckReserve(); !r.ok()) return r;
+  if (Status w = Write(&wb, "commit"); !w.ok()) return w;
+  return {};
+}
+
+Status StateStore::Write(rocksdb::WriteBatch* wb, std::string_view what) {
   rocksdb::WriteOptions wo;
-  wo.sync = options_.sync && options_.wal;
+  wo.sync = options_.sync && options_.wal;  // no WAL: nothing to sync
   wo.disableWAL = !options_.wal;
-  rocksdb::Status s = db_->Write(wo, &wb);
-  if (!s.ok()) return Infra(s, "commit");
+  rocksdb::Status s = db_->Write(wo, wb);
+  if (!s.ok()) return Infra(s, what);
   return {};
 }
 
@@ -484,11 +489,7 @@ Status StateStore::IndexPending() {
   // Below the free-space reserve, writing waits: until a later open writes
   // the index, listing reads the batches themselves (correct, slower).
   if (!CheckReserve().ok()) return {};
-  rocksdb::WriteOptions wo;
-  wo.sync = options_.sync && options_.wal;
-  wo.disableWAL = !options_.wal;
-  rocksdb::Status s = db_->Write(wo, &wb);
-  if (!s.ok()) return Infra(s, "index pending");
+  if (Status w = Write(&wb, "index pending"); !w.ok()) return w;
   return {};
 }
 
@@ -551,11 +552,7 @@ Result<int> StateStore::PrunePending(std::int64_t upto, MicrosSinceEpoch appende
   }
   if (n == 0) return 0;
   if (Status r = CheckReserve(); !r.ok()) return r;
-  rocksdb::WriteOptions wo;
-  wo.sync = options_.sync && options_.wal;
-  wo.disableWAL = !options_.wal;
-  rocksdb::Status s = db_->Write(wo, &wb);
-  if (!s.ok()) return Infra(s, "prune pending");
+  if (Status w = Write(&wb, "prune pending"); !w.ok()) return w;
   return n;
 }
 
