@@ -474,17 +474,12 @@ Status StateStore::IndexPending() {
   auto marker = Get(meta_, kPendingIndexed);
   if (!marker.ok()) return marker.status();
   if (*marker) return {};
+  auto entries = ReadPendingBatches(std::numeric_limits<std::int64_t>::max());
+  if (!entries.ok()) return entries.status();
   rocksdb::WriteBatch wb;
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), pending_));
-  for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    const std::string_view bytes(it->value().data(), it->value().size());
-    auto range = PendingBatchRange(bytes);
-    if (!range.ok()) return range.status();
-    auto appended = PendingBatchLastAppend(bytes);
-    if (!appended.ok()) return appended.status();
-    wb.Put(meta_, S(PendKey(range->first)), S(PendValue(range->second, *appended)));
+  for (const PendingEntry& e : *entries) {
+    wb.Put(meta_, S(PendKey(e.first)), S(PendValue(e.last, e.last_append)));
   }
-  if (!it->status().ok()) return Infra(it->status(), "scan pending");
   wb.Put(meta_, S(kPendingIndexed), "1");
   // Below the free-space reserve, writing waits: until a later open writes
   // the index, listing reads the batches themselves (correct, slower).
@@ -515,6 +510,12 @@ Result<std::vector<StateStore::PendingEntry>> StateStore::ListPending(std::int64
     return out;
   }
   // Not indexed yet (a read-only open of a store written before the index).
+  return ReadPendingBatches(upto);
+}
+
+Result<std::vector<StateStore::PendingEntry>> StateStore::ReadPendingBatches(
+    std::int64_t upto) const {
+  std::vector<PendingEntry> out;
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), pending_));
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     const std::string_view bytes(it->value().data(), it->value().size());

@@ -210,6 +210,9 @@ class StateStore final : public StateView {
     MicrosSinceEpoch last_append = 0;
   };
   Result<std::vector<PendingEntry>> ListPending(std::int64_t upto) const;
+  // The same, read from the stored batches themselves (no index): the
+  // fallback of ListPending and the source of IndexPending.
+  Result<std::vector<PendingEntry>> ReadPendingBatches(std::int64_t upto) const;
   // Writes `wb` with the store's sync and WAL options; kInfra naming
   // `what` on failure.
   Status Write(rocksdb::WriteBatch* wb, std::string_view what);

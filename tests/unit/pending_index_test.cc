@@ -49,8 +49,9 @@ StateStore::Options ReadOnly() {
   return o;
 }
 
-// Removes the index as a store of the version before it has none.
-void DropIndex(const std::string& path) {
+// The index's keys in the store at `path` (closed); with `drop`, removes
+// them, as a store of the version before the index has none.
+std::vector<std::string> IndexKeys(const std::string& path, bool drop) {
   std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
   for (const char* n : {"default", "flights", "flight_sodt", "reference", "identity", "outcomes",
                         "meta", "pending"}) {
@@ -58,7 +59,8 @@ void DropIndex(const std::string& path) {
   }
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* raw = nullptr;
-  ASSERT_TRUE(rocksdb::DB::Open(rocksdb::DBOptions(), path, cfs, &handles, &raw).ok());
+  EXPECT_TRUE(rocksdb::DB::Open(rocksdb::DBOptions(), path, cfs, &handles, &raw).ok());
+  if (raw == nullptr) return {};
   std::unique_ptr<rocksdb::DB> db(raw);
   rocksdb::ColumnFamilyHandle* meta = handles[6];
   std::vector<std::string> keys;
@@ -68,10 +70,14 @@ void DropIndex(const std::string& path) {
     if (k.starts_with("batch/pending")) keys.push_back(k);
   }
   it.reset();
-  EXPECT_GE(keys.size(), 2u);
-  for (const std::string& k : keys) ASSERT_TRUE(db->Delete(rocksdb::WriteOptions(), meta, k).ok());
-  for (auto* h : handles) ASSERT_TRUE(db->DestroyColumnFamilyHandle(h).ok());
-  ASSERT_TRUE(db->Close().ok());
+  for (const std::string& k : keys) {
+    if (drop) {
+      EXPECT_TRUE(db->Delete(rocksdb::WriteOptions(), meta, k).ok());
+    }
+  }
+  for (auto* h : handles) EXPECT_TRUE(db->DestroyColumnFamilyHandle(h).ok());
+  EXPECT_TRUE(db->Close().ok());
+  return keys;
 }
 
 TEST(PendingIndexTest, ListsAndPrunesFromTheIndex) {
@@ -110,17 +116,23 @@ TEST(PendingIndexTest, AStoreWrittenBeforeTheIndexIsListedAndThenIndexed) {
     CommitBatch(**store, 0, 9, 100);
     CommitBatch(**store, 10, 19, 200);
   }
-  DropIndex(path);
+  EXPECT_EQ(IndexKeys(path, /*drop=*/true).size(), 3u);  // two batches and the marker
   {
     // Read-only: listed from the batches themselves.
     auto store = StateStore::Open(path, ReadOnly());
     ASSERT_TRUE(store.ok());
     EXPECT_EQ((*store)->PendingRanges().value(), (Ranges{{0, 9}, {10, 19}}));
   }
+  {
+    auto store = StateStore::Open(path, Writable());
+    ASSERT_TRUE(store.ok());
+    CommitBatch(**store, 20, 29, 300);
+    EXPECT_EQ((*store)->PendingRanges().value(), (Ranges{{0, 9}, {10, 19}, {20, 29}}));
+  }
+  // The writable open indexed the two older batches.
+  EXPECT_EQ(IndexKeys(path, /*drop=*/false).size(), 4u);
   auto store = StateStore::Open(path, Writable());
   ASSERT_TRUE(store.ok());
-  CommitBatch(**store, 20, 29, 300);
-  EXPECT_EQ((*store)->PendingRanges().value(), (Ranges{{0, 9}, {10, 19}, {20, 29}}));
   EXPECT_EQ((*store)->PrunePending(19, 250).value(), 2);
   EXPECT_EQ((*store)->PendingRanges().value(), (Ranges{{20, 29}}));
 }
