@@ -15,7 +15,7 @@
 // before subs existed) reads as sub -1, the whole record.
 //
 // Only a death on the fold's own thread counts: SetCurrent records the
-// calling thread's id with the offset, and the handler, which runs on the
+// calling thread (pthread_self) with the offset, and the handler, which runs on the
 // thread that faulted or called abort/raise, records the death only when
 // that is the thread which armed the guard. An abort in the mirror, the
 // applier, the HTTP server or a librdkafka thread while the fold decides a

@@ -393,8 +393,13 @@ Result<Fold::MessageResult> Fold::DecideMessage(const FoldInput& message,
         "{}", WithTrace(trace, "rejected record " + std::to_string(rj.record_index) + " (" +
                                    rj.key + "): " + rj.reason));
   }
+  // Records of a message skipped for a routine reason (an unknown flight, a
+  // FLTR before the day) are counted, and logged at debug only: a stream
+  // can carry them by the hundred thousand, and the outcome's reason and the
+  // decision in the audit digest keep them (docs/operations.md#fold-logs).
+  counters_.skipped_records += static_cast<std::int64_t>(m.decision.skipped.size());
   for (const Rejection& sk : m.decision.skipped) {
-    Logger("fold")->info(
+    Logger("fold")->debug(
         "{}", WithTrace(trace, "skipped record " + std::to_string(sk.record_index) + " (" + sk.key +
                                    "): " + sk.reason));
   }

@@ -116,7 +116,8 @@ struct FoldCounters {
   std::int64_t ignored = 0;
   std::int64_t duplicates = 0;
   std::int64_t duplicate_body_differs = 0;
-  std::int64_t rejected_records = 0;
+  std::int64_t rejected_records = 0;  // FLOP records refused (logged at info)
+  std::int64_t skipped_records = 0;   // records skipped in a message (debug)
   std::int64_t replays = 0;
   std::int64_t replays_refused = 0;
   std::int64_t quarantined = 0;

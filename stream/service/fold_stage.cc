@@ -72,6 +72,8 @@ StepOutcome FoldStage::Step() {
     d_.head_retry->Cleared(*head);
   }
   applied_ = fold.applied_offset();
+  rejected_ = fold.counters().rejected_records;
+  skipped_ = fold.counters().skipped_records;
   g_applied_->Set(static_cast<double>(fold.applied_offset()));
   g_log_next_->Set(static_cast<double>(d_.log->next_offset()));
   return batch.size() < d_.batch_max ? StepOutcome::Idle() : StepOutcome::Progressed();
@@ -98,6 +100,8 @@ StepOutcome FoldStage::OnHeld(const HeldHead& held) {
 
 void FoldStage::Figures(StageFigures* out) const {
   const std::int64_t applied = applied_.load();
+  out->emplace_back("records_rejected", rejected_.load());
+  out->emplace_back("records_skipped", skipped_.load());
   out->emplace_back("applied_offset", applied);
   out->emplace_back("lag", std::max<std::int64_t>(
                                0, static_cast<std::int64_t>(d_.log->next_offset()) - 1 - applied));

@@ -14,7 +14,9 @@
 // Metrics: msgx_fold_applied_offset, msgx_log_next_offset,
 // msgx_state_dir_free_bytes, and the histogram msgx_fold_batch_records (the
 // records of each non-empty step); figures "applied_offset" and "lag" (log
-// records not folded yet, msgx_stage_lag_records{stage="fold"}).
+// records not folded yet, msgx_stage_lag_records{stage="fold"}), and
+// "records_rejected"/"records_skipped" (records within messages refused or
+// skipped since start, docs/operations.md#fold-logs).
 // A full batch is kProgressed, a short one kIdle. kInfra (the state store or
 // the log cannot be read or written, a full disk included: RocksDB resumes
 // writes by itself once space is back) is a stall; any other error a bug.
@@ -69,6 +71,8 @@ class FoldStage final : public Stage {
 
   Deps d_;
   std::atomic<std::int64_t> applied_;
+  std::atomic<std::int64_t> rejected_{0};  // records refused since start
+  std::atomic<std::int64_t> skipped_{0};   // records skipped since start
   Gauge* g_applied_;
   Gauge* g_log_next_;
   Gauge* g_free_;

@@ -72,6 +72,9 @@ TEST_F(FoldTest, SucceededAndUnknownFlight) {
   EXPECT_EQ(OutcomeOf(2).identity_key, "AODB|FLOP|STND|2");
   EXPECT_EQ(OutcomeOf(3).state, OutcomeState::kSkipped);
   EXPECT_EQ(OutcomeOf(3).last_error, "unknown-flight:NOPE");
+  // The unknown flight's record is counted (it is logged at debug only).
+  EXPECT_EQ(fold_->counters().skipped_records, 1);
+  EXPECT_EQ(fold_->counters().rejected_records, 0);
   auto f = store_->GetFlight("F1");
   ASSERT_TRUE(f.ok() && f->has_value());
   EXPECT_EQ((*f)->data.Get("STND"), Value::Text("S1"));
