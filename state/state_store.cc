@@ -82,6 +82,7 @@ Result<std::unique_ptr<StateStore>> StateStore::Open(const std::string& path, Op
   db_opts.create_if_missing = !options.read_only;
   db_opts.create_missing_column_families = !options.read_only;
   if (options.env != nullptr) db_opts.env = options.env;
+  db_opts.max_total_wal_size = options.max_wal_bytes;
   std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
   for (const char* n : kCfNames) {
     rocksdb::ColumnFamilyOptions cf;
