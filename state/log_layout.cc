@@ -68,6 +68,9 @@ std::string AgedKey(std::int64_t first) {
 std::string CommandKey(std::int64_t command_id) {
   return PrefixedBigEndian(kCommandPrefix, static_cast<std::uint64_t>(command_id));
 }
+std::string CommandIndexKey(std::uint64_t offset) {
+  return PrefixedBigEndian(kCommandIndexPrefix, offset);
+}
 
 // last (8) · skipped_at (8) · aged_out_at (8) · reason (1)
 std::string EncodeRange(const SkippedRange& r) {
@@ -144,6 +147,31 @@ Result<std::optional<std::uint64_t>> LookupCommandOffset(rocksdb::DB* db, std::i
   if (!v.ok()) return v.status();
   if (!*v) return std::optional<std::uint64_t>();
   return std::optional<std::uint64_t>(DecodeBigEndian(**v));
+}
+
+Result<CommandIndex> LoadCommandIndex(rocksdb::DB* db) {
+  CommandIndex index;
+  auto upto = GetKey(db, kCommandIndexUptoKey);
+  if (!upto.ok()) return upto.status();
+  if (!*upto) return index;  // written before the index: nothing listed
+  index.upto = DecodeBigEndian(**upto);
+  std::string upper(kCommandIndexPrefix);
+  upper.back() = static_cast<char>(upper.back() + 1);
+  rocksdb::Slice upper_slice(upper);
+  rocksdb::ReadOptions ro;
+  ro.iterate_upper_bound = &upper_slice;
+  std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(ro));
+  const rocksdb::Slice prefix(kCommandIndexPrefix.data(), kCommandIndexPrefix.size());
+  for (it->Seek(prefix); it->Valid(); it->Next()) {
+    std::string_view key(it->key().data(), it->key().size());
+    if (key.size() != kCommandIndexPrefix.size() + 8) {
+      return Status::Internal("bad command index key in log meta");
+    }
+    const std::uint64_t offset = DecodeBigEndian(key.substr(kCommandIndexPrefix.size()));
+    if (offset < index.upto) index.offsets.push_back(offset);
+  }
+  if (Status s = FromRocks(it->status(), "scan the command index"); !s.ok()) return s;
+  return index;
 }
 
 Status FromRocks(const rocksdb::Status& s, std::string_view what) {

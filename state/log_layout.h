@@ -11,6 +11,10 @@
 //   'M' "cmdlast"                            → highest msgx_command id taken
 //   'M' "setlast"                            → offset of the last SETTINGS
 //                                              record (BE)
+//   'M' "cix/" + offset (BE)                 → "": the record there is a
+//                                              command (the command index)
+//   'M' "cixupto"                            → every command record below
+//                                              this offset (BE) is indexed
 //
 // Big-endian fixed-width offsets make RocksDB's byte order the offset order.
 // Only the log store writes these keys; readers (LogReader) read them.
@@ -22,6 +26,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/result.h"
 #include "state/capture_progress.h"
@@ -37,6 +42,8 @@ inline constexpr std::string_view kAgedPrefix = "Mcap/aged/";
 inline constexpr std::string_view kCommandPrefix = "Mcmd/";
 inline constexpr std::string_view kLastCommandKey = "Mcmdlast";
 inline constexpr std::string_view kLastSettingsKey = "Msetlast";
+inline constexpr std::string_view kCommandIndexPrefix = "Mcix/";
+inline constexpr std::string_view kCommandIndexUptoKey = "Mcixupto";
 
 std::string EncodeBigEndian(std::uint64_t v);
 // REQUIRES: b.size() == 8.
@@ -46,6 +53,7 @@ std::string RecordKey(std::uint64_t offset);
 std::string SkipKey(std::int64_t first);
 std::string AgedKey(std::int64_t first);
 std::string CommandKey(std::int64_t command_id);
+std::string CommandIndexKey(std::uint64_t offset);
 
 std::string EncodeRange(const SkippedRange& r);
 Result<SkippedRange> DecodeRange(std::int64_t first, std::string_view v);
@@ -62,6 +70,17 @@ Result<LogMeta> LoadLogMeta(rocksdb::DB* db);
 
 // The offset of the record appended for msgx_command `command_id`, if any.
 Result<std::optional<std::uint64_t>> LookupCommandOffset(rocksdb::DB* db, std::int64_t command_id);
+
+// The command index (docs/fold.md#the-command-index): the offsets of the
+// command records it lists, ascending, and the offset below which it lists
+// every one (0 for a log written before the index: none is listed). Records
+// from `upto` on must be read to find their commands: an older msgx that
+// appended them did not index them.
+struct CommandIndex {
+  std::vector<std::uint64_t> offsets;
+  std::uint64_t upto = 0;
+};
+Result<CommandIndex> LoadCommandIndex(rocksdb::DB* db);
 
 // A RocksDB status as a msgx Status (kInfra: the disk is an outage).
 Status FromRocks(const rocksdb::Status& s, std::string_view what);

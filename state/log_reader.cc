@@ -61,6 +61,10 @@ std::unique_ptr<LogIterator> LogReader::NewIterator(std::uint64_t from, std::uin
   return std::make_unique<LogIterator>(db_.get(), from, to);
 }
 
+Result<log_layout::CommandIndex> LogReader::CommandIndex() const {
+  return log_layout::LoadCommandIndex(db_.get());
+}
+
 Status LogReader::Read(std::uint64_t from, std::size_t max, std::vector<LogEntry>* out) const {
   return ReadLog(db_.get(), from, max, out);
 }

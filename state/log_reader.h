@@ -24,6 +24,7 @@
 #include "base/result.h"
 #include "state/capture_progress.h"
 #include "state/log_iterator.h"
+#include "state/log_layout.h"
 
 namespace msgx {
 
@@ -48,6 +49,9 @@ class LogReader {
   const std::optional<CaptureProgress>& capture_progress() const { return capture_; }
   std::int64_t last_command_id() const { return last_command_id_; }
   std::optional<std::uint64_t> last_settings_offset() const { return last_settings_offset_; }
+  // The command index as of the last CatchUp() (state/log_layout.h); its
+  // upto is below the end when an older msgx appended the last records.
+  Result<log_layout::CommandIndex> CommandIndex() const;
 
   std::unique_ptr<LogIterator> NewIterator(
       std::uint64_t from, std::uint64_t to = std::numeric_limits<std::uint64_t>::max()) const;

@@ -88,6 +88,12 @@ Result<std::unique_ptr<LogStore>> LogStore::Open(const std::string& dir, Clock* 
   store->capture_ = std::move(meta->capture);
   store->last_command_id_ = meta->last_command_id;
   store->last_settings_offset_ = meta->last_settings_offset;
+  auto index = log_layout::LoadCommandIndex(store->db_.get());
+  if (!index.ok()) return index.status();
+  store->command_index_upto_ = index->upto;
+  if (store->command_index_upto_ < store->next_offset_) {
+    if (Status st = store->IndexCommands(); !st.ok()) return st;
+  }
   if (store->next_offset_ > 0) {
     LogIterator it(store->db_.get(), store->next_offset_ - 1);
     if (!it.Valid())
@@ -155,10 +161,42 @@ void LogStore::ObserveReferenceClock(MicrosSinceEpoch reference_now) {
   reference_mono_ = clock_->MonotonicMicros();
 }
 
+Result<log_layout::CommandIndex> LogStore::CommandIndex() const {
+  return log_layout::LoadCommandIndex(db_.get());
+}
+
+Status LogStore::IndexCommands() {
+  const std::uint64_t from = command_index_upto_;
+  rocksdb::WriteBatch batch;
+  std::uint64_t commands = 0;
+  LogIterator it(db_.get(), from, next_offset_);
+  for (; it.Valid(); it.Next()) {
+    if (it.record()->kind() == fb::RecordKind::COMMAND) {
+      batch.Put(log_layout::CommandIndexKey(it.offset()), "");
+      ++commands;
+    }
+  }
+  if (!it.status().ok()) return it.status();
+  batch.Put(log_layout::kCommandIndexUptoKey, log_layout::EncodeBigEndian(next_offset_));
+  if (Status s = Commit(&batch); !s.ok()) return s;
+  Logger("log")->info("indexed {} command record(s) among offsets {}..{} (appended unindexed)",
+                      commands, from, next_offset_ - 1);
+  command_index_upto_ = next_offset_;
+  return {};
+}
+
 void LogStore::PutRecords(std::span<const LogRecordData> records, std::uint64_t first,
                           MicrosSinceEpoch t, rocksdb::WriteBatch* batch) const {
   for (std::size_t i = 0; i < records.size(); ++i) {
     batch->Put(log_layout::RecordKey(first + i), EncodeLogRecord(records[i], t));
+    if (records[i].kind == fb::RecordKind::COMMAND) {
+      batch->Put(log_layout::CommandIndexKey(first + i), "");
+    }
+  }
+  // The index stays complete up to the end, as long as it was before.
+  if (!records.empty() && command_index_upto_ == first) {
+    batch->Put(log_layout::kCommandIndexUptoKey,
+               log_layout::EncodeBigEndian(first + records.size()));
   }
 }
 
@@ -230,6 +268,7 @@ Result<std::uint64_t> LogStore::Append(std::span<const LogRecordData> records,
 
   Status s = Commit(&batch);
   if (!s.ok()) return s;
+  if (command_index_upto_ == first) command_index_upto_ = first + records.size();
   next_offset_ = first + records.size();
   if (!records.empty()) Appended(t);
   capture_ = progress;
@@ -265,6 +304,7 @@ Result<std::uint64_t> LogStore::AppendCommands(std::span<const LogRecordData> re
   }
   Status s = Commit(&batch);
   if (!s.ok()) return s;
+  if (command_index_upto_ == first) command_index_upto_ = first + records.size();
   next_offset_ = first + records.size();
   if (!records.empty()) Appended(t);
   last_command_id_ = last_id;

@@ -36,6 +36,7 @@
 #include "state/capture_progress.h"
 #include "state/disk_reserve.h"
 #include "state/log_iterator.h"
+#include "state/log_layout.h"
 #include "state/log_record.h"
 
 namespace msgx {
@@ -76,6 +77,11 @@ class LogStore {
   std::optional<std::uint64_t> last_settings_offset() const;
   // The offset of the record appended for msgx_command `command_id`, if any.
   Result<std::optional<std::uint64_t>> CommandOffset(std::int64_t command_id) const;
+  // The command index (state/log_layout.h, docs/fold.md#the-command-index):
+  // every append indexes its command records in the same WriteBatch, and
+  // Open() indexes the records an older msgx appended, so upto is the log's
+  // end.
+  Result<log_layout::CommandIndex> CommandIndex() const;
 
   // Appends `records` (possibly none) and replaces the capture progress with
   // `progress`, in one synced WriteBatch. Returns the first new offset.
@@ -114,7 +120,11 @@ class LogStore {
   // clock's time since, so that a forward jump of the host's clock cannot
   // pin the fold's "now" in the future. REQUIRES: mu_ held.
   MicrosSinceEpoch AppendTime() const;
-  // Puts the records into *batch, stamped `t`; REQUIRES: mu_ held.
+  // Indexes the command records an older msgx appended without indexing
+  // them, from command_index_upto_ to the end, in one WriteBatch.
+  Status IndexCommands();
+  // Puts the records into *batch, stamped `t`, with their command index
+  // entries; REQUIRES: mu_ held.
   void PutRecords(std::span<const LogRecordData> records, std::uint64_t first, MicrosSinceEpoch t,
                   rocksdb::WriteBatch* batch) const;
   // After a commit of records stamped `t`. REQUIRES: mu_ held.
@@ -137,6 +147,8 @@ class LogStore {
   std::optional<CaptureProgress> capture_;             // guarded by mu_
   std::int64_t last_command_id_ = 0;                   // guarded by mu_
   std::optional<std::uint64_t> last_settings_offset_;  // guarded by mu_
+  // Every command record below this offset is in the command index.
+  std::uint64_t command_index_upto_ = 0;  // guarded by mu_
 };
 
 // The RocksDB options the log uses, shared with LogReader.

@@ -50,26 +50,42 @@ Status LogFoldSource::ReadBatch(std::uint64_t from, std::size_t max,
   return {};
 }
 
+void LogFoldSource::Take(const FoldInput& in) {
+  if (!in.command) return;
+  if (const auto* q = std::get_if<QuarantineCommand>(&*in.command)) {
+    quarantine_.emplace(std::make_pair(q->offset, q->sub), q->reason);
+  } else if (const auto* x = std::get_if<ExhaustCommand>(&*in.command)) {
+    exhausted_.emplace(x->offset, x->reason);
+  } else if (const auto* st = std::get_if<SettingsCommand>(&*in.command)) {
+    settings_.emplace(in.offset, *st);
+  }
+}
+
 Status LogFoldSource::BuildQuarantineIndex() {
   quarantine_.clear();
   exhausted_.clear();
   settings_.clear();
   std::uint64_t from = 0;
+  if (index_) {
+    // The indexed command records one by one, then everything after upto.
+    auto index = index_();
+    if (!index.ok()) return index.status();
+    for (std::uint64_t offset : index->offsets) {
+      std::vector<FoldInput> one;
+      if (Status s = ReadBatch(offset, 1, &one); !s.ok()) return s;
+      if (one.empty() || one[0].offset != static_cast<std::int64_t>(offset) || !one[0].command) {
+        return Status::Internal("the command index lists offset " + std::to_string(offset) +
+                                ", which holds no command record");
+      }
+      Take(one[0]);
+    }
+    from = index->upto;
+  }
   for (;;) {
     std::vector<FoldInput> batch;
     if (Status s = ReadBatch(from, 4096, &batch); !s.ok()) return s;
     if (batch.empty()) return {};
-    for (const FoldInput& in : batch) {
-      if (in.command) {
-        if (const auto* q = std::get_if<QuarantineCommand>(&*in.command)) {
-          quarantine_.emplace(std::make_pair(q->offset, q->sub), q->reason);
-        } else if (const auto* x = std::get_if<ExhaustCommand>(&*in.command)) {
-          exhausted_.emplace(x->offset, x->reason);
-        } else if (const auto* st = std::get_if<SettingsCommand>(&*in.command)) {
-          settings_.emplace(in.offset, *st);
-        }
-      }
-    }
+    for (const FoldInput& in : batch) Take(in);
     from = static_cast<std::uint64_t>(batch.back().offset) + 1;
   }
 }

@@ -2,12 +2,12 @@
 // log records as FoldInputs, and the LogSource seam (replay reads, the
 // quarantine and exhaust index, the settings in force at an offset).
 //
-// Quarantine index: the log store does not keep one yet, so this source
-// builds it in memory from the quarantine commands in the log
-// (BuildQuarantineIndex, at open and whenever the fold sees a new
-// quarantine command). Quarantine commands are rare, so the scan is cheap
-// in practice; moving the index into the log store (written with the
-// command, docs/fold.md#quarantine) is left to the log's owner.
+// Quarantine index: this source keeps the quarantine, exhaust and settings
+// commands in memory (BuildQuarantineIndex, at open and whenever the fold
+// sees a new quarantine or exhaust command). With the log's command index
+// (state/log_layout.h, docs/fold.md#the-command-index) it reads only the
+// command records the index lists and the records after its `upto`; without
+// it, the whole log.
 //
 // Thread-safety: single-threaded (the fold's thread).
 #pragma once
@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "state/log_iterator.h"
+#include "state/log_layout.h"
 #include "stream/fold/fold_input.h"
 
 namespace msgx {
@@ -29,13 +30,18 @@ Result<FoldInput> ToFoldInput(std::uint64_t offset, std::string_view bytes);
 using LogReadFn =
     std::function<Status(std::uint64_t from, std::size_t max, std::vector<LogEntry>*)>;
 
+// The log's command index (LogStore::CommandIndex, LogReader::CommandIndex).
+using CommandIndexFn = std::function<Result<log_layout::CommandIndex>()>;
+
 class LogFoldSource final : public LogSource {
  public:
-  explicit LogFoldSource(LogReadFn read) : read_(std::move(read)) {}
+  // Without `index`, BuildQuarantineIndex reads the whole log.
+  explicit LogFoldSource(LogReadFn read, CommandIndexFn index = nullptr)
+      : read_(std::move(read)), index_(std::move(index)) {}
 
   // Reads up to `max` records from `from` as FoldInputs.
   Status ReadBatch(std::uint64_t from, std::size_t max, std::vector<FoldInput>* out) const;
-  // Scans the whole log for quarantine, exhaust and settings commands.
+  // Finds the quarantine, exhaust and settings commands in the log.
   Status BuildQuarantineIndex();
 
   Result<std::optional<FoldInput>> ReadAt(std::int64_t offset) const override;
@@ -44,7 +50,11 @@ class LogFoldSource final : public LogSource {
   std::optional<InForce> SettingsInForceAt(std::int64_t offset) const override;
 
  private:
+  // Adds `in` to the maps below when it is a command they keep.
+  void Take(const FoldInput& in);
+
   LogReadFn read_;
+  CommandIndexFn index_;
   std::map<std::pair<std::int64_t, int>, std::string> quarantine_;  // {offset, sub}
   std::map<std::int64_t, std::string> exhausted_;
   std::map<std::int64_t, SettingsCommand> settings_;

@@ -349,7 +349,8 @@ int RunService(const Config& config) {
   LogFoldSource source(
       [log_store](std::uint64_t from, std::size_t max, std::vector<LogEntry>* out) {
         return log_store->Read(from, max, out);
-      });
+      },
+      [log_store] { return log_store->CommandIndex(); });
   if (Status s = source.BuildQuarantineIndex(); !s.ok()) {
     lg->error("quarantine index: {}", s.ToString());
     return 1;
