@@ -29,7 +29,8 @@ Result<std::unique_ptr<ScratchFold>> ScratchFold::Open(const Config& config,
   s->source_ = std::make_unique<LogFoldSource>(
       [reader](std::uint64_t from, std::size_t max, std::vector<LogEntry>* out) {
         return reader->Read(from, max, out);
-      });
+      },
+      [reader] { return reader->CommandIndex(); });
   if (Status st = s->source_->BuildQuarantineIndex(); !st.ok()) return st;
   // Thrown away after use: no fsync, no write-ahead log.
   StateStore::Options options;
@@ -43,8 +44,13 @@ Result<std::unique_ptr<ScratchFold>> ScratchFold::Open(const Config& config,
         "the log holds no SETTINGS record (no msgx of this version has run on it yet): folding "
         "it with this configuration's settings");
   }
-  s->fold_ = std::make_unique<Fold>(s->store_.get(), nullptr, s->source_.get(),
-                                    FoldOptions::FromConfig(config, std::move(*fallback)));
+  FoldOptions fold_options = FoldOptions::FromConfig(config, std::move(*fallback));
+  s->read_ahead_.batch_max = 1000;  // the batches Run() used to read itself
+  s->read_ahead_.fallback = fold_options.settings;
+  s->read_ahead_.make_decoder = fold_options.make_decoder;
+  s->read_ahead_.zone = fold_options.zone;
+  s->fold_ =
+      std::make_unique<Fold>(s->store_.get(), nullptr, s->source_.get(), std::move(fold_options));
   if (Status st = s->fold_->Open(); !st.ok()) return st;
   return s;
 }
@@ -65,20 +71,18 @@ std::int64_t ScratchFold::log_end() const {
 Status ScratchFold::Run(std::int64_t until, const std::vector<std::int64_t>& cuts,
                         const std::function<bool(std::int64_t, const std::string&)>& on_cut) {
   if (until < 0) until = log_end();
+  // The log is read and its messages decoded on a second thread, a few
+  // batches ahead (docs/fold.md#decoding-ahead).
+  FoldReadAhead ahead(source_.get(), fold_->applied_offset() + 1, until, cuts, read_ahead_);
   std::size_t next_cut = 0;
   while (fold_->applied_offset() < until) {
     const std::int64_t from = fold_->applied_offset() + 1;
-    std::int64_t end = std::min<std::int64_t>(until, from + 999);
     while (next_cut < cuts.size() && cuts[next_cut] < from) ++next_cut;
-    if (next_cut < cuts.size() && cuts[next_cut] <= end) end = cuts[next_cut];
-    std::vector<FoldInput> in;
-    if (Status s = source_->ReadBatch(static_cast<std::uint64_t>(from),
-                                      static_cast<std::size_t>(end - from + 1), &in);
-        !s.ok()) {
-      return s;
-    }
-    if (in.empty()) return Status::Internal("log ends before offset " + std::to_string(from));
-    if (Status s = fold_->Process(in); !s.ok()) return s;
+    auto in = ahead.Next();
+    if (!in.ok()) return in.status();
+    if (in->empty()) return Status::Internal("log ends before offset " + std::to_string(from));
+    if (Status s = fold_->Process(*in); !s.ok()) return s;
+    ahead.Recycle(std::move(*in));
     // Seed mode: a head that fails with the settings of its offset holds
     // here as it does in the service; stop rather than spin.
     if (fold_->held()) return {};

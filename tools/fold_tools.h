@@ -20,6 +20,7 @@
 #include "state/state_store.h"
 #include "stream/fold/fold.h"
 #include "stream/fold/log_fold_source.h"
+#include "stream/fold/read_ahead.h"
 #include "stream/fold/sis_fold_decoder.h"
 
 namespace msgx::app {
@@ -54,6 +55,7 @@ class ScratchFold {
   std::unique_ptr<LogFoldSource> source_;
   std::unique_ptr<StateStore> store_;
   std::unique_ptr<Fold> fold_;
+  FoldReadAhead::Options read_ahead_;  // the fold's decoders and fallback
 };
 
 // A scratch directory under `<state.dir>` unique to this process.

@@ -8,6 +8,7 @@
 #include "base/log.h"
 #include "state/digest.h"
 #include "stream/fold/crash_guard.h"
+#include "stream/fold/decoded_ahead.h"
 #include "stream/fold/handlers/handlers.h"
 #include "stream/fold/identity.h"
 
@@ -80,6 +81,7 @@ Status Fold::Open() {
                                      decoder_, options_.zone);
   if (!active.ok()) return active.status();
   active_ = std::move(*active);
+  verified_ahead_.reset();
   pending_.set_zone(&active_->zone());
   committed_digest_ = meta->digest.empty() ? GenesisDigest() : meta->digest;
   committed_generation_ = meta->generation;
@@ -309,8 +311,13 @@ Result<Fold::MessageResult> Fold::DecideMessage(const FoldInput& message,
     Logger("fold")->warn("{}", WithTrace(trace, "DEAD " + o.error_class + ": " + st.message()));
   };
 
+  // Decoded ahead with these very settings (FoldInput::decoded), or here.
+  const DecodedAhead* ahead = UsableAhead(message, first);
   std::unique_ptr<MessageDecoder::Pending> pending;
-  auto meta = active_->decoder().DecodeMeta(raw, &pending);
+  std::optional<Result<sis::Meta>> own_meta;
+  const Result<sis::Meta>& meta =
+      ahead != nullptr ? *ahead->meta
+                       : own_meta.emplace(active_->decoder().DecodeMeta(raw, &pending));
   if (!meta.ok()) {
     dead(meta.status());
     return m;
@@ -344,7 +351,20 @@ Result<Fold::MessageResult> Fold::DecideMessage(const FoldInput& message,
     m.identity_key = EpochIdentityKey(*meta, active_->values().include_day_boundary, epoch);
   }
 
-  auto msg = active_->decoder().DecodeBody(raw, std::move(pending));
+  std::optional<Result<sis::DecodedMessage>> own_msg;
+  if (ahead == nullptr || !ahead->body) {
+    // Not decoded ahead; or, defensively, decoded ahead as ignored, which the
+    // same settings cannot make: decode here, META again for its pending.
+    if (ahead != nullptr) {
+      auto again = active_->decoder().DecodeMeta(raw, &pending);
+      if (!again.ok()) {
+        dead(again.status());
+        return m;
+      }
+    }
+    own_msg.emplace(active_->decoder().DecodeBody(raw, std::move(pending)));
+  }
+  const Result<sis::DecodedMessage>& msg = own_msg ? *own_msg : *ahead->body;
   if (!msg.ok()) {
     dead(msg.status());
     return m;
@@ -355,7 +375,7 @@ Result<Fold::MessageResult> Fold::DecideMessage(const FoldInput& message,
   o.identity_key = m.identity_key;
   auto binding = overlay_.GetBinding(o.identity_key);
   if (!binding.ok()) return binding.status();
-  const std::string body_hash = BodyHash(raw);
+  const std::string body_hash = own_msg ? BodyHash(raw) : ahead->body_hash;
   if (*binding && (*binding)->mailbox_id != mailbox_id) {
     ++counters_.duplicates;
     o.state = OutcomeState::kSkipped;
@@ -404,6 +424,19 @@ Result<Fold::MessageResult> Fold::DecideMessage(const FoldInput& message,
                                    "): " + sk.reason));
   }
   return m;
+}
+
+const DecodedAhead* Fold::UsableAhead(const FoldInput& message, const Outcome* first) {
+  const DecodedAhead* a = message.decoded.get();
+  if (a == nullptr || first != nullptr) return nullptr;  // a replay decides its own
+  if (a->settings != verified_ahead_) {
+    // Compared once per settings object: the since offset and every value.
+    if (a->settings->since() != active_->since() || a->settings->values() != active_->values()) {
+      return nullptr;
+    }
+    verified_ahead_ = a->settings;
+  }
+  return a;
 }
 
 Status Fold::Replay(const FoldInput& cmd, const ReplayCommand& replay, std::string* canon) {
@@ -540,6 +573,7 @@ Status Fold::TakeSettings(const FoldInput& cmd, const SettingsCommand& c, std::s
                          DescribeSettingsChange(active_->values(), c.settings));
   }
   active_ = std::move(*next);
+  verified_ahead_.reset();
   pending_.set_zone(&active_->zone());
   return {};
 }

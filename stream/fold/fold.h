@@ -185,6 +185,9 @@ class Fold {
   // for a message decided at its own offset.
   Result<MessageResult> DecideMessage(const FoldInput& message, std::int64_t decide_offset,
                                       MicrosSinceEpoch now, const Outcome* first);
+  // message.decoded when the fold may use it: not a replay, and made with
+  // the settings in force (docs/fold.md#decoding-ahead); else nullptr.
+  const DecodedAhead* UsableAhead(const FoldInput& message, const Outcome* first);
   Status Replay(const FoldInput& cmd, const ReplayCommand& replay, std::string* canon);
   Status Sweep(const FoldInput& cmd, const HistorySweepCommand& sweep, std::string* canon);
   Status Expire(const FoldInput& cmd, const IdentityExpiryCommand& expiry, std::string* canon);
@@ -200,6 +203,9 @@ class Fold {
   const LogSource* log_;
   FoldOptions options_;
   std::unique_ptr<ActiveSettings> active_;  // set by Open()
+  // The read-ahead's settings last found equal to active_'s (held, so that
+  // its address is not reused by other settings while compared).
+  std::shared_ptr<const ActiveSettings> verified_ahead_;
   StateOverlay overlay_;
   PendingBuilder pending_;
   DecisionObserver observer_;

@@ -22,6 +22,7 @@
 namespace msgx {
 
 class TimeZone;
+struct DecodedAhead;  // stream/fold/decoded_ahead.h
 
 struct ReplayCommand {
   std::vector<std::int64_t> mailbox_ids;  // explicit, resolved when issued
@@ -62,6 +63,10 @@ struct FoldInput {
   MicrosSinceEpoch received_micros = 0;  // messages: the mailbox's received time (0: none)
   std::string raw;                       // messages: exact bytes as captured
   std::optional<FoldCommand> command;    // set for commands
+  // Messages: decoded ahead, off the fold's thread (stream/fold/read_ahead.h),
+  // or null. The fold uses it only when it was made with the settings the
+  // fold has in force; otherwise it decodes `raw` itself.
+  std::shared_ptr<const DecodedAhead> decoded;
 
   bool is_command() const { return command.has_value(); }
 };

@@ -13,8 +13,10 @@
 #include "base/log.h"
 #include "codecs/sis_decoder.h"
 #include "state/log_store.h"
+#include "stream/fold/decoded_ahead.h"
 #include "stream/fold/fold.h"
 #include "stream/fold/log_fold_source.h"
+#include "stream/fold/read_ahead.h"
 #include "stream/fold/sis_fold_decoder.h"
 #include "tests/unit/fold_fakes.h"
 
@@ -152,6 +154,143 @@ TEST(FoldCorpus, RealDecoderAndLogStore) {
   EXPECT_EQ(digests[0], digests[1]);
   // The same events, byte for byte, whatever the batching.
   EXPECT_EQ(events[0], events[1]);
+}
+
+// The corpus, a SETTINGS record that lowers codec.max-bytes (the larger
+// messages after it end DEAD), and the corpus again: folded from the
+// read-ahead's batches (decoded on its thread) and from the log's records
+// (decoded by the fold), the same digest, events and counts.
+TEST(FoldCorpus, ReadAheadFoldsTheSame) {
+  (void)InitLogging("off");
+  const auto corpus = CorpusWithUniqueSeqn();
+  TempDir dir;
+  ManualClock clock(Local(2021, 1, 23, 1));
+  auto log = LogStore::Open(dir.path() + "/log", &clock);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  // Settings with the zone's rules, as the service records them.
+  auto base = DecisionSettings::FromConfig(Config{});
+  ASSERT_TRUE(base.ok()) << base.status().ToString();
+  DecisionSettings small = *base;
+  small.codec_max_bytes = 1500;
+  std::vector<LogRecordData> records;
+  for (std::size_t i = 0; i < corpus.size(); ++i) {
+    records.push_back(
+        LogRecordData::Message(static_cast<std::int64_t>(i + 1), corpus[i].second, std::nullopt));
+  }
+  CaptureProgress progress;
+  progress.watermark = static_cast<std::int64_t>(corpus.size());
+  ASSERT_TRUE((*log)->Append(records, progress).ok());
+  const auto settings_offset = static_cast<std::int64_t>(corpus.size());
+  std::vector<LogRecordData> settings{
+      LogRecordData::Command(CommandData{SettingsArgs{small, false}, "test", 0, 0})};
+  ASSERT_TRUE((*log)->AppendCommands(settings).ok());
+  for (auto& r : records) r.mailbox_id += 1000;
+  progress.watermark += 1000;
+  ASSERT_TRUE((*log)->Append(records, progress).ok());
+  const std::int64_t last = static_cast<std::int64_t>(*(*log)->last_offset());
+
+  const TimeZone tz = TimeZone::Fixed("Asia/Shanghai", 8 * 3600);
+  const TimeZoneAirportZone zone(tz);
+  LogFoldSource source([&](std::uint64_t from, std::size_t max,
+                           std::vector<LogEntry>* out) { return (*log)->Read(from, max, out); },
+                       [&] { return (*log)->CommandIndex(); });
+  ASSERT_TRUE(source.BuildQuarantineIndex().ok());
+
+  std::string digests[2];
+  std::vector<EventRow> events[2];
+  FoldCounters counts[2];
+  for (int run = 0; run < 2; ++run) {
+    auto store = StateStore::Open(dir.path() + "/state" + std::to_string(run), {false, false});
+    ASSERT_TRUE(store.ok());
+    FoldOptions options;
+    options.settings = *base;
+    options.zone = &zone;
+    options.make_decoder = SisDecoderFactory();
+    Fold fold(store->get(), nullptr, &source, options);
+    ASSERT_TRUE(fold.Open().ok());
+    if (run == 0) {
+      std::vector<FoldInput> in;
+      ASSERT_TRUE(source.ReadBatch(0, 10'000, &in).ok());
+      ASSERT_TRUE(fold.Process(in).ok());
+    } else {
+      FoldReadAhead::Options ra;
+      ra.batch_max = 50;
+      ra.depth = 2;
+      ra.fallback = options.settings;
+      ra.make_decoder = options.make_decoder;
+      ra.zone = &zone;
+      FoldReadAhead ahead(&source, 0, last, {}, ra);
+      std::int64_t decoded = 0;
+      for (;;) {
+        auto in = ahead.Next();
+        ASSERT_TRUE(in.ok()) << in.status().ToString();
+        if (in->empty()) break;
+        for (const FoldInput& r : *in) {
+          if (r.command) continue;
+          // Each message decoded with the settings in force at its offset.
+          ASSERT_NE(r.decoded, nullptr) << r.offset;
+          EXPECT_EQ(r.decoded->settings->since(),
+                    r.offset > settings_offset ? settings_offset : -1);
+          ++decoded;
+        }
+        ASSERT_TRUE(fold.Process(*in).ok());
+      }
+      EXPECT_EQ(decoded, 2 * static_cast<std::int64_t>(corpus.size()));
+    }
+    EXPECT_EQ(fold.applied_offset(), last);
+    digests[run] = fold.digest();
+    counts[run] = fold.counters();
+    auto ranges = (*store)->PendingRanges();
+    ASSERT_TRUE(ranges.ok());
+    for (const auto& [first, end] : *ranges) {
+      auto p = (*store)->PendingCovering(first);
+      ASSERT_TRUE(p.ok() && p->has_value());
+      for (const EventRow& e : (*p)->events) events[run].push_back(e);
+    }
+  }
+  EXPECT_EQ(digests[0], digests[1]);
+  EXPECT_EQ(events[0], events[1]);
+  EXPECT_EQ(counts[0].succeeded, counts[1].succeeded);
+  EXPECT_EQ(counts[0].dead, counts[1].dead);
+  // The lowered limit took effect after the SETTINGS record.
+  EXPECT_GT(counts[0].dead, 2);
+}
+
+// A message decoded ahead with other settings than the fold has in force is
+// decoded again by the fold: here a limit that would make it DEAD.
+TEST(FoldCorpus, ADecodeAheadWithOtherSettingsIsNotUsed) {
+  (void)InitLogging("off");
+  const auto corpus = CorpusWithUniqueSeqn();
+  const TimeZone tz = TimeZone::Fixed("Asia/Shanghai", 8 * 3600);
+  const TimeZoneAirportZone zone(tz);
+  auto base = DecisionSettings::FromConfig(Config{});
+  ASSERT_TRUE(base.ok()) << base.status().ToString();
+  FoldOptions options;
+  options.settings = *base;
+  options.zone = &zone;
+  options.make_decoder = SisDecoderFactory();
+  DecisionSettings small = options.settings;
+  small.codec_max_bytes = 10;
+  auto other = ActiveSettings::Make(small, -1, options.make_decoder, nullptr, &zone);
+  ASSERT_TRUE(other.ok());
+  std::shared_ptr<const ActiveSettings> shared = std::move(*other);
+
+  FoldInput in;
+  in.offset = 0;
+  in.mailbox_id = 1;
+  in.raw = corpus[0].second;  // the snapshot, SCHD-DNLD-1.xml
+  in.decoded = DecodeAhead(shared, in.raw);
+  ASSERT_FALSE(in.decoded->meta->ok());  // too big for those settings
+
+  TempDir dir;
+  auto store = StateStore::Open(dir.path() + "/state", {false, false});
+  ASSERT_TRUE(store.ok());
+  Fold fold(store->get(), nullptr, nullptr, options);
+  ASSERT_TRUE(fold.Open().ok());
+  ASSERT_TRUE(fold.Process({in}).ok());
+  auto o = (*store)->GetOutcome(1);
+  ASSERT_TRUE(o.ok() && o->has_value());
+  EXPECT_EQ((*o)->state, OutcomeState::kSucceeded) << (*o)->last_error;
 }
 
 }  // namespace
