@@ -8,6 +8,7 @@
 #include <rocksdb/write_batch.h>
 
 #include <algorithm>
+#include <iterator>
 #include <limits>
 
 #include "state/state_codec.h"
@@ -17,6 +18,7 @@ namespace {
 
 constexpr const char* kCfNames[] = {"default",  "flights",  "flight_sodt", "reference",
                                     "identity", "outcomes", "meta",        "pending"};
+static_assert(std::size(kCfNames) == StateStore::kColumnFamilies);
 
 Status Infra(const rocksdb::Status& s, std::string_view what) {
   return Status::Infra("state store " + std::string(what) + ": " + s.ToString());
@@ -397,8 +399,11 @@ Status StateStore::ForEachEntry(
   return c->status();
 }
 
-std::unique_ptr<StateStore::EntryCursor> StateStore::NewEntryCursor() const {
+std::unique_ptr<StateStore::EntryCursor> StateStore::NewEntryCursor(std::size_t first_cf,
+                                                                    std::size_t end_cf) const {
   std::unique_ptr<EntryCursor> c(new EntryCursor(this));
+  c->cf_ = first_cf;
+  c->end_cf_ = std::min(end_cf, handles_.size());
   c->Settle();
   return c;
 }
@@ -427,8 +432,11 @@ void StateStore::EntryCursor::Settle() {
   for (;;) {
     if (it_ == nullptr) {
       if (cf_ == 0) cf_ = 1;
-      if (cf_ >= store_->handles_.size() || store_->handles_[cf_] == store_->pending_) return;
-      it_.reset(store_->db_->NewIterator(rocksdb::ReadOptions(), store_->handles_[cf_]));
+      if (cf_ >= end_cf_ || store_->handles_[cf_] == store_->pending_) return;
+      // A walk reads each block once: keep it out of the block cache.
+      rocksdb::ReadOptions ro;
+      ro.fill_cache = false;
+      it_.reset(store_->db_->NewIterator(ro, store_->handles_[cf_]));
       it_->SeekToFirst();
     }
     if (it_->Valid()) {

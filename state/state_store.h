@@ -194,12 +194,18 @@ class StateStore final : public StateView {
     void Settle();
     const StateStore* store_;
     std::size_t cf_ = 0;
+    std::size_t end_cf_ = kColumnFamilies;
     std::unique_ptr<rocksdb::Iterator> it_;
     Status status_;
   };
 
-  // A cursor on the first entry (or not Valid() when there is none).
-  std::unique_ptr<EntryCursor> NewEntryCursor() const;
+  // A cursor on the first entry (or not Valid() when there is none); with
+  // [first_cf, end_cf), on the column families of those indexes only
+  // (cf_index(): the walk's order), so that two threads can walk one store
+  // in two parts.
+  static constexpr std::size_t kColumnFamilies = 8;
+  std::unique_ptr<EntryCursor> NewEntryCursor(std::size_t first_cf = 0,
+                                              std::size_t end_cf = kColumnFamilies) const;
 
  private:
   StateStore() = default;

@@ -55,9 +55,10 @@ Result<std::optional<T>> DecodeSide(std::optional<std::string_view> bytes,
 
 }  // namespace
 
-Status DiffEntries(const StateStore& a, const StateStore& b, const EntryDiffVisitor& visit) {
-  auto x = a.NewEntryCursor();
-  auto y = b.NewEntryCursor();
+Status DiffEntries(const StateStore& a, const StateStore& b, const EntryDiffVisitor& visit,
+                   std::size_t first_cf, std::size_t end_cf) {
+  auto x = a.NewEntryCursor(first_cf, end_cf);
+  auto y = b.NewEntryCursor(first_cf, end_cf);
   for (;;) {
     if (!x->status().ok()) return x->status();
     if (!y->status().ok()) return y->status();

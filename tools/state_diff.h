@@ -29,7 +29,10 @@ using EntryDiffVisitor =
                        std::optional<std::string_view> b)>;
 
 // Visits every differing entry; a scan error of either store is returned.
-Status DiffEntries(const StateStore& a, const StateStore& b, const EntryDiffVisitor& visit);
+// With [first_cf, end_cf), the column families of those indexes only
+// (StateStore::NewEntryCursor).
+Status DiffEntries(const StateStore& a, const StateStore& b, const EntryDiffVisitor& visit,
+                   std::size_t first_cf = 0, std::size_t end_cf = StateStore::kColumnFamilies);
 
 // "STATE CLASS (error) at offset N", one line.
 std::string DescribeOutcome(const Outcome& o);

@@ -149,7 +149,32 @@ TEST_F(FoldCliTest, RefoldVerifyInspect) {
   }
   r = RunMsgx(dir_.path(), "refold --verify");
   EXPECT_EQ(r.exit_code, 1) << r.out;
-  EXPECT_NE(r.out.find("DIVERGENCE"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("DIVERGENCE: digests agree but state differs at outcomes/"),
+            std::string::npos)
+      << r.out;
+
+  // A binding tampered as well: the two halves of the state are compared on
+  // two threads, and the identity column family comes before the outcomes.
+  {
+    auto store = StateStore::Open(dir_.path() + "/state", {false, false});
+    ASSERT_TRUE(store.ok());
+    auto o = (*store)->GetOutcome(2);
+    ASSERT_TRUE(o.ok() && o->has_value() && !(*o)->identity_key.empty());
+    auto b = (*store)->GetBinding((*o)->identity_key);
+    ASSERT_TRUE(b.ok() && b->has_value());
+    BatchWrite w;
+    IdentityBinding bad = **b;
+    bad.bound_micros += 1;
+    w.bindings[bad.key] = bad;
+    w.meta = *(*store)->ReadMeta();
+    w.meta.applied_offset = -1;
+    ASSERT_TRUE((*store)->Commit(w).ok());
+  }
+  r = RunMsgx(dir_.path(), "refold --verify");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("DIVERGENCE: digests agree but state differs at identity/"),
+            std::string::npos)
+      << r.out;
 }
 
 // One event payload changed by hand in the live store (every digest still
