@@ -85,6 +85,9 @@ Result<std::unique_ptr<StateStore>> StateStore::Open(const std::string& path, Op
   db_opts.create_missing_column_families = !options.read_only;
   if (options.env != nullptr) db_opts.env = options.env;
   db_opts.max_total_wal_size = options.max_wal_bytes;
+  // A store without a WAL is thrown away after use: RocksDB would otherwise
+  // write its memtables to table files at close, only to have them deleted.
+  db_opts.avoid_flush_during_shutdown = !options.wal;
   std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
   for (const char* n : kCfNames) {
     rocksdb::ColumnFamilyOptions cf;

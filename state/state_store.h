@@ -101,9 +101,10 @@ class StateStore final : public StateView {
     // nothing while too little is free (state/disk_reserve.h). Null: no
     // check. REQUIRES: outlives the store.
     const DiskReserve* reserve = nullptr;
-    // false: writes skip RocksDB's write-ahead log. Only for a scratch
-    // store that is thrown away after use (`msgx refold`): a crash may lose
-    // its last writes, which nobody reads again.
+    // false: writes skip RocksDB's write-ahead log, and closing does not
+    // flush the memtables. Only for a scratch store that is thrown away
+    // after use (`msgx refold`): a crash or a close loses its last writes,
+    // which nobody reads again.
     bool wal = true;
     // The write-ahead logs kept, at most about this many bytes: past it
     // RocksDB flushes the column families that pin the oldest log. With
