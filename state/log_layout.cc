@@ -1,6 +1,8 @@
 #include "state/log_layout.h"
 
+#include <functional>
 #include <memory>
+#include <string>
 
 namespace msgx::log_layout {
 namespace {
@@ -11,9 +13,10 @@ std::string PrefixedBigEndian(std::string_view prefix, std::uint64_t v) {
   return k;
 }
 
-// Reads every key under `prefix` into ranges keyed by first id.
-Status LoadRanges(rocksdb::DB* db, std::string_view prefix,
-                  std::map<std::int64_t, SkippedRange>* out) {
+// Calls visit(number, value) for every key `prefix` + big-endian number, in
+// order; `what` names them in the error for a key of another shape.
+Status ForEachNumberedKey(rocksdb::DB* db, std::string_view prefix, std::string_view what,
+                          const std::function<Status(std::uint64_t, std::string_view)>& visit) {
   std::string upper(prefix);
   upper.back() = static_cast<char>(upper.back() + 1);
   rocksdb::Slice upper_slice(upper);
@@ -22,13 +25,26 @@ Status LoadRanges(rocksdb::DB* db, std::string_view prefix,
   std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(ro));
   for (it->Seek(rocksdb::Slice(prefix.data(), prefix.size())); it->Valid(); it->Next()) {
     std::string_view key(it->key().data(), it->key().size());
-    if (key.size() != prefix.size() + 8) return Status::Internal("bad range key in log meta");
-    auto first = static_cast<std::int64_t>(DecodeBigEndian(key.substr(prefix.size())));
-    auto r = DecodeRange(first, std::string_view(it->value().data(), it->value().size()));
-    if (!r.ok()) return r.status();
-    (*out)[first] = *r;
+    if (key.size() != prefix.size() + 8) {
+      return Status::Internal("bad " + std::string(what) + " key in log meta");
+    }
+    Status s = visit(DecodeBigEndian(key.substr(prefix.size())),
+                     std::string_view(it->value().data(), it->value().size()));
+    if (!s.ok()) return s;
   }
   return FromRocks(it->status(), "scan log meta");
+}
+
+// Reads every key under `prefix` into ranges keyed by first id.
+Status LoadRanges(rocksdb::DB* db, std::string_view prefix,
+                  std::map<std::int64_t, SkippedRange>* out) {
+  return ForEachNumberedKey(db, prefix, "range", [&](std::uint64_t id, std::string_view v) {
+    auto first = static_cast<std::int64_t>(id);
+    auto r = DecodeRange(first, v);
+    if (!r.ok()) return r.status();
+    (*out)[first] = *r;
+    return Status::Ok();
+  });
 }
 
 Result<std::optional<std::string>> GetKey(rocksdb::DB* db, std::string_view key) {
@@ -155,22 +171,12 @@ Result<CommandIndex> LoadCommandIndex(rocksdb::DB* db) {
   if (!upto.ok()) return upto.status();
   if (!*upto) return index;  // written before the index: nothing listed
   index.upto = DecodeBigEndian(**upto);
-  std::string upper(kCommandIndexPrefix);
-  upper.back() = static_cast<char>(upper.back() + 1);
-  rocksdb::Slice upper_slice(upper);
-  rocksdb::ReadOptions ro;
-  ro.iterate_upper_bound = &upper_slice;
-  std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(ro));
-  const rocksdb::Slice prefix(kCommandIndexPrefix.data(), kCommandIndexPrefix.size());
-  for (it->Seek(prefix); it->Valid(); it->Next()) {
-    std::string_view key(it->key().data(), it->key().size());
-    if (key.size() != kCommandIndexPrefix.size() + 8) {
-      return Status::Internal("bad command index key in log meta");
-    }
-    const std::uint64_t offset = DecodeBigEndian(key.substr(kCommandIndexPrefix.size()));
-    if (offset < index.upto) index.offsets.push_back(offset);
-  }
-  if (Status s = FromRocks(it->status(), "scan the command index"); !s.ok()) return s;
+  Status s = ForEachNumberedKey(db, kCommandIndexPrefix, "command index",
+                                [&](std::uint64_t offset, std::string_view) {
+                                  if (offset < index.upto) index.offsets.push_back(offset);
+                                  return Status::Ok();
+                                });
+  if (!s.ok()) return s;
   return index;
 }
 

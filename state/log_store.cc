@@ -200,6 +200,13 @@ void LogStore::PutRecords(std::span<const LogRecordData> records, std::uint64_t 
   }
 }
 
+void LogStore::Advanced(std::uint64_t first, std::size_t count, MicrosSinceEpoch t) {
+  // PutRecords moved the index's upto with the records if it was here.
+  if (command_index_upto_ == first) command_index_upto_ = first + count;
+  next_offset_ = first + count;
+  if (count > 0) Appended(t);
+}
+
 void LogStore::Appended(MicrosSinceEpoch t) {
   const MicrosSinceEpoch wall = clock_->NowMicros();
   const bool bounded = wall > t + kClockJumpToleranceMicros;
@@ -268,9 +275,7 @@ Result<std::uint64_t> LogStore::Append(std::span<const LogRecordData> records,
 
   Status s = Commit(&batch);
   if (!s.ok()) return s;
-  if (command_index_upto_ == first) command_index_upto_ = first + records.size();
-  next_offset_ = first + records.size();
-  if (!records.empty()) Appended(t);
+  Advanced(first, records.size(), t);
   capture_ = progress;
   return first;
 }
@@ -304,9 +309,7 @@ Result<std::uint64_t> LogStore::AppendCommands(std::span<const LogRecordData> re
   }
   Status s = Commit(&batch);
   if (!s.ok()) return s;
-  if (command_index_upto_ == first) command_index_upto_ = first + records.size();
-  next_offset_ = first + records.size();
-  if (!records.empty()) Appended(t);
+  Advanced(first, records.size(), t);
   last_command_id_ = last_id;
   last_settings_offset_ = last_settings;
   return first;

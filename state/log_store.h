@@ -129,6 +129,10 @@ class LogStore {
                   rocksdb::WriteBatch* batch) const;
   // After a commit of records stamped `t`. REQUIRES: mu_ held.
   void Appended(MicrosSinceEpoch t);
+  // After a commit of `count` records from offset `first` stamped `t`: the
+  // next offset, the command index's upto, and Appended(t) for any records.
+  // REQUIRES: mu_ held.
+  void Advanced(std::uint64_t first, std::size_t count, MicrosSinceEpoch t);
   Status Commit(rocksdb::WriteBatch* batch);
 
   std::unique_ptr<rocksdb::DB> db_;

@@ -352,17 +352,13 @@ Result<Fold::MessageResult> Fold::DecideMessage(const FoldInput& message,
   }
 
   std::optional<Result<sis::DecodedMessage>> own_msg;
-  if (ahead == nullptr || !ahead->body) {
-    // Not decoded ahead; or, defensively, decoded ahead as ignored, which the
-    // same settings cannot make: decode here, META again for its pending.
-    if (ahead != nullptr) {
-      auto again = active_->decoder().DecodeMeta(raw, &pending);
-      if (!again.ok()) {
-        dead(again.status());
-        return m;
-      }
-    }
+  if (ahead == nullptr) {
     own_msg.emplace(active_->decoder().DecodeBody(raw, std::move(pending)));
+  } else if (!ahead->body) {
+    // DecodeAhead leaves the body out only where META failed or an ignore
+    // rule matched, and the same settings returned above in both cases.
+    return Status::Internal("fold: a message decoded ahead has no body at offset " +
+                            std::to_string(message.offset));
   }
   const Result<sis::DecodedMessage>& msg = own_msg ? *own_msg : *ahead->body;
   if (!msg.ok()) {

@@ -71,13 +71,13 @@ Status LogFoldSource::BuildQuarantineIndex() {
     auto index = index_();
     if (!index.ok()) return index.status();
     for (std::uint64_t offset : index->offsets) {
-      std::vector<FoldInput> one;
-      if (Status s = ReadBatch(offset, 1, &one); !s.ok()) return s;
-      if (one.empty() || one[0].offset != static_cast<std::int64_t>(offset) || !one[0].command) {
+      auto record = ReadAt(static_cast<std::int64_t>(offset));
+      if (!record.ok()) return record.status();
+      if (!*record || !(*record)->command) {
         return Status::Internal("the command index lists offset " + std::to_string(offset) +
                                 ", which holds no command record");
       }
-      Take(one[0]);
+      Take(**record);
     }
     from = index->upto;
   }

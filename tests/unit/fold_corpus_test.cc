@@ -49,6 +49,20 @@ std::vector<std::pair<std::string, std::string>> CorpusWithUniqueSeqn() {
   return out;
 }
 
+// Appends the corpus as messages with mailbox ids first_id + 1 onwards and
+// the capture watermark at the last of them.
+void AppendCorpus(LogStore& log, const std::vector<std::pair<std::string, std::string>>& corpus,
+                  std::int64_t first_id) {
+  std::vector<LogRecordData> records;
+  for (std::size_t i = 0; i < corpus.size(); ++i) {
+    records.push_back(LogRecordData::Message(first_id + static_cast<std::int64_t>(i) + 1,
+                                             corpus[i].second, std::nullopt));
+  }
+  CaptureProgress progress;
+  progress.watermark = first_id + static_cast<std::int64_t>(corpus.size());
+  ASSERT_TRUE(log.Append(records, progress).ok());
+}
+
 TEST(FoldCorpus, RealDecoderAndLogStore) {
   (void)InitLogging("off");
   const auto corpus = CorpusWithUniqueSeqn();
@@ -57,14 +71,7 @@ TEST(FoldCorpus, RealDecoderAndLogStore) {
   ManualClock clock(Local(2021, 1, 23, 1));  // the snapshot's day
   auto log = LogStore::Open(dir.path() + "/log", &clock);
   ASSERT_TRUE(log.ok()) << log.status().ToString();
-  std::vector<LogRecordData> records;
-  for (std::size_t i = 0; i < corpus.size(); ++i) {
-    records.push_back(
-        LogRecordData::Message(static_cast<std::int64_t>(i + 1), corpus[i].second, std::nullopt));
-  }
-  CaptureProgress progress;
-  progress.watermark = static_cast<std::int64_t>(corpus.size());
-  ASSERT_TRUE((*log)->Append(records, progress).ok());
+  AppendCorpus(**log, corpus, 0);
 
   const TimeZone tz = TimeZone::Fixed("Asia/Shanghai", 8 * 3600);
   const TimeZoneAirportZone zone(tz);
@@ -172,21 +179,12 @@ TEST(FoldCorpus, ReadAheadFoldsTheSame) {
   ASSERT_TRUE(base.ok()) << base.status().ToString();
   DecisionSettings small = *base;
   small.codec_max_bytes = 1500;
-  std::vector<LogRecordData> records;
-  for (std::size_t i = 0; i < corpus.size(); ++i) {
-    records.push_back(
-        LogRecordData::Message(static_cast<std::int64_t>(i + 1), corpus[i].second, std::nullopt));
-  }
-  CaptureProgress progress;
-  progress.watermark = static_cast<std::int64_t>(corpus.size());
-  ASSERT_TRUE((*log)->Append(records, progress).ok());
+  AppendCorpus(**log, corpus, 0);
   const auto settings_offset = static_cast<std::int64_t>(corpus.size());
   std::vector<LogRecordData> settings{
       LogRecordData::Command(CommandData{SettingsArgs{small, false}, "test", 0, 0})};
   ASSERT_TRUE((*log)->AppendCommands(settings).ok());
-  for (auto& r : records) r.mailbox_id += 1000;
-  progress.watermark += 1000;
-  ASSERT_TRUE((*log)->Append(records, progress).ok());
+  AppendCorpus(**log, corpus, 1000);
   const std::int64_t last = static_cast<std::int64_t>(*(*log)->last_offset());
 
   const TimeZone tz = TimeZone::Fixed("Asia/Shanghai", 8 * 3600);
