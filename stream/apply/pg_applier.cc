@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -139,7 +140,9 @@ void ExecColumns(pqxx::dbtransaction& tx, const std::string& sql, std::array<Arr
   (std::make_index_sequence<N>{});
 }
 
-void WriteOutcomes(pqxx::dbtransaction& tx, const std::vector<OutcomeRow>& rows) {
+// `backfill_next[i]`: rows[i]'s backfill_next_at when its row has none yet.
+void WriteOutcomes(pqxx::dbtransaction& tx, const std::vector<OutcomeRow>& rows,
+                   const std::vector<MicrosSinceEpoch>& backfill_next) {
   static const std::string kSql =
       "INSERT INTO proc_state AS p (msg_id, state, identity_key, attempts, error_class, "
       "last_error, prev_error, updated_at, received_at, enqueued_at, log_offset, "
@@ -161,7 +164,8 @@ void WriteOutcomes(pqxx::dbtransaction& tx, const std::vector<OutcomeRow>& rows)
     if (n > 0) ExecColumns(tx, kSql, c);
     n = 0;
   };
-  for (const OutcomeRow& r : rows) {
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const OutcomeRow& r = rows[i];
     const Outcome& o = r.outcome;
     c[0].AddInt(o.mailbox_id);
     c[1].Add(OutcomeStateName(o.state));
@@ -174,7 +178,7 @@ void WriteOutcomes(pqxx::dbtransaction& tx, const std::vector<OutcomeRow>& rows)
     c[8].AddTimeOrNull(r.received_micros);
     c[9].AddTimeOrNull(r.enqueued_micros);
     c[10].AddInt(o.log_offset);
-    c[11].AddTime(o.decided_micros);
+    c[11].AddTime(backfill_next[i]);
     if (++n >= kMaxRowsPerStatement || c[5].Bytes() + c[6].Bytes() >= kMaxStatementBytes) flush();
   }
   flush();
@@ -262,28 +266,95 @@ void WriteHistory(pqxx::dbtransaction& tx, const std::vector<HistoryRow>& rows) 
       });
 }
 
-// Records the batch's digest; the error when PostgreSQL already holds a
+// Records each batch's digest; the error when PostgreSQL already holds a
 // different one for the same end offset (the fold is not deterministic, or
 // the state belongs to another history).
-Status WriteFoldBatch(pqxx::dbtransaction& tx, const PendingBatch& b) {
-  const std::string hex = ToHex(b.digest);
-  tx.exec_params(
-      "INSERT INTO fold_batch (last_offset, first_offset, fold_version, digest) "
-      "VALUES ($1, $2, $3, $4) ON CONFLICT (last_offset) DO NOTHING",
-      b.last_offset, b.first_offset, b.fold_version, hex);
-  const std::string held =
-      tx.exec_params1("SELECT digest FROM fold_batch WHERE last_offset = $1", b.last_offset)[0]
-          .as<std::string>();
-  if (held != hex) {
-    return Status::Internal("fold_batch digest mismatch at offset " +
-                            std::to_string(b.last_offset) + ": PostgreSQL has " + held +
-                            ", state has " + hex);
+Status WriteFoldBatches(pqxx::dbtransaction& tx, const std::vector<PendingBatch>& batches) {
+  std::vector<const PendingBatch*> all;
+  all.reserve(batches.size());
+  std::map<std::int64_t, std::string> want;  // last_offset -> digest (hex)
+  for (const PendingBatch& b : batches) {
+    all.push_back(&b);
+    want[b.last_offset] = ToHex(b.digest);
+  }
+  ExecValues<PendingBatch>(
+      tx, "INSERT INTO fold_batch (last_offset, first_offset, fold_version, digest) VALUES ",
+      " ON CONFLICT (last_offset) DO NOTHING", all, [&](const PendingBatch& b) {
+        return Int(b.last_offset) + "," + Int(b.first_offset) + "," + Int(b.fold_version) + "," +
+               Text(tx, want[b.last_offset]);
+      });
+  std::string ends;
+  for (const auto& [last, hex] : want) ends += (ends.empty() ? "" : ",") + std::to_string(last);
+  const pqxx::result held = tx.exec_params(
+      "SELECT last_offset, digest FROM fold_batch WHERE last_offset = ANY($1::bigint[])",
+      "{" + ends + "}");
+  for (const auto& row : held) {
+    const auto last = row[0].as<std::int64_t>();
+    const auto digest = row[1].as<std::string>();
+    if (digest != want[last]) {
+      return Status::Internal("fold_batch digest mismatch at offset " + std::to_string(last) +
+                              ": PostgreSQL has " + digest + ", state has " + want[last]);
+    }
+  }
+  if (held.size() != want.size()) {
+    return Status::Internal("fold_batch: " + std::to_string(want.size() - held.size()) +
+                            " of the batch rows just written are missing");
   }
   return Status::Ok();
 }
 
+// The rows of consecutive pending batches as one set, written in one
+// transaction: events and history in log order; one proc_state row per
+// message and one ref_master row per key, the latest (a later batch's row
+// replaces an earlier one, as the statements' version rules would have: one
+// INSERT ... ON CONFLICT DO UPDATE may not touch a row twice). A message's
+// backfill_next_at stays its first outcome's time, as it would with one
+// transaction per batch (it is kept once set).
+struct Gathered {
+  std::vector<PendingBatch> batches;
+  std::vector<OutcomeRow> outcomes;
+  std::vector<MicrosSinceEpoch> backfill_next;  // per outcome
+  std::vector<EventRow> events;
+  std::vector<ReferenceRow> references;
+  std::vector<HistoryRow> history;
+  std::unordered_map<std::int64_t, size_t> outcome_at;  // mailbox id -> index
+  std::map<std::pair<std::string, std::string>, size_t> reference_at;
+
+  size_t Rows() const { return outcomes.size() + events.size(); }
+
+  void Add(PendingBatch b) {
+    for (OutcomeRow& o : b.outcomes) {
+      auto [it, fresh] = outcome_at.emplace(o.outcome.mailbox_id, outcomes.size());
+      if (fresh) {
+        backfill_next.push_back(o.outcome.decided_micros);
+        outcomes.push_back(std::move(o));
+      } else {
+        outcomes[it->second] = std::move(o);
+      }
+    }
+    for (EventRow& e : b.events) events.push_back(std::move(e));
+    for (ReferenceRow& r : b.references) {
+      auto [it, fresh] =
+          reference_at.emplace(std::make_pair(r.rtype, RefKey(r)), references.size());
+      if (fresh) {
+        references.push_back(std::move(r));
+      } else {
+        references[it->second] = std::move(r);
+      }
+    }
+    for (HistoryRow& h : b.history) history.push_back(std::move(h));
+    b.outcomes.clear();
+    b.events.clear();
+    b.references.clear();
+    b.history.clear();
+    b.flights.clear();
+    batches.push_back(std::move(b));
+  }
+};
+
 struct ApplierMetrics {
   Counter* batches;
+  Counter* transactions;
   Counter* outcomes;
   Counter* events;
   Counter* stalls;
@@ -295,6 +366,8 @@ const ApplierMetrics& GetMetrics() {
     Metrics& g = Metrics::Global();
     return ApplierMetrics{
         g.GetCounter("msgx_applier_batches_total", "Pending batches committed to PostgreSQL"),
+        g.GetCounter("msgx_applier_transactions_total",
+                     "PostgreSQL transactions that committed pending batches"),
         g.GetCounter("msgx_applier_rows_total", "Rows sent to PostgreSQL by the applier",
                      {{"table", "proc_state"}}),
         g.GetCounter("msgx_applier_rows_total", "Rows sent to PostgreSQL by the applier",
@@ -340,7 +413,7 @@ Result<ApplyStep> PgApplier::Step() {
   }
   auto meta = store_->ReadMeta();
   Status failure = meta.ok() ? Status::Ok() : meta.status();
-  std::optional<PendingBatch> batch;
+  std::optional<Gathered> gathered;
   std::int64_t seen = -1;
   Status s = Status::Ok();
   if (failure.ok()) {
@@ -349,6 +422,7 @@ Result<ApplyStep> PgApplier::Step() {
         failure = std::move(st);
         throw Abort();
       };
+      gathered.reset();
       if (Status e = CheckEpoch(tx, options_.pipeline, epoch_, options_.log_uuid); !e.ok()) {
         fail(std::move(e));
       }
@@ -364,18 +438,29 @@ Result<ApplyStep> PgApplier::Step() {
                               " is gone (pruned after pipeline.pending-retention); rebuild the "
                               "state directory to re-create it"));
       }
-      batch = std::move(*covering.value());
       // A batch that starts before x+1 (PostgreSQL stopped inside it) is
       // applied whole: every write below is idempotent.
-      WriteOutcomes(tx, batch->outcomes);
-      WriteEvents(tx, batch->events, x);
-      WriteReferences(tx, batch->references);
-      WriteHistory(tx, batch->history);
-      if (Status e = WriteFoldBatch(tx, *batch); !e.ok()) fail(std::move(e));
+      gathered.emplace();
+      gathered->Add(std::move(*covering.value()));
+      // The batches after it, while the rows stay under the bound: one
+      // commit for all of them (docs/commit-protocol.md#output-stages).
+      while (gathered->Rows() < options_.max_rows &&
+             gathered->batches.back().last_offset < meta->applied_offset) {
+        auto next = store_->PendingCovering(gathered->batches.back().last_offset + 1);
+        if (!next.ok()) fail(next.status());
+        if (!next->has_value()) break;  // the next step reports it
+        gathered->Add(std::move(*next.value()));
+      }
+      const PendingBatch& last = gathered->batches.back();
+      WriteOutcomes(tx, gathered->outcomes, gathered->backfill_next);
+      WriteEvents(tx, gathered->events, x);
+      WriteReferences(tx, gathered->references);
+      WriteHistory(tx, gathered->history);
+      if (Status e = WriteFoldBatches(tx, gathered->batches); !e.ok()) fail(std::move(e));
       const pqxx::result moved = tx.exec_params(
           "UPDATE pipeline SET applied_offset = $1, fold_version = $2, updated_at = now() "
           "WHERE name = $3 AND applied_offset = $4",
-          batch->last_offset, batch->fold_version, options_.pipeline, x);
+          last.last_offset, last.fold_version, options_.pipeline, x);
       if (moved.affected_rows() != 1) {
         // CheckEpoch's row lock forbids this; should another writer still
         // have moved it, retrying re-reads the offset.
@@ -392,7 +477,7 @@ Result<ApplyStep> PgApplier::Step() {
     step.error = s.ToString();
     return step;
   }
-  if (!batch) {
+  if (!gathered) {
     if (seen < pg_offset_) {
       Logger("applier")->warn("pipeline.applied_offset went back from {} to {}", pg_offset_, seen);
     }
@@ -401,20 +486,24 @@ Result<ApplyStep> PgApplier::Step() {
     step.kind = ApplyStep::Kind::kIdle;
     return step;
   }
-  MSGX_FAILPOINT("applier.committed", std::to_string(batch->last_offset));
+  const std::int64_t first = gathered->batches.front().first_offset;
+  const std::int64_t last = gathered->batches.back().last_offset;
+  MSGX_FAILPOINT("applier.committed", std::to_string(last));
   if (seen < pg_offset_) {
     Logger("applier")->warn("pipeline.applied_offset went back from {} to {}; re-applied [{}, {}]",
-                            pg_offset_, seen, batch->first_offset, batch->last_offset);
+                            pg_offset_, seen, first, last);
   }
-  pg_offset_ = batch->last_offset;
+  pg_offset_ = last;
   step.kind = ApplyStep::Kind::kApplied;
-  step.first = batch->first_offset;
-  step.last = batch->last_offset;
-  step.outcomes = static_cast<int>(batch->outcomes.size());
-  step.events = static_cast<int>(batch->events.size());
-  metrics.batches->Add(1);
+  step.first = first;
+  step.last = last;
+  step.batches = static_cast<int>(gathered->batches.size());
+  step.outcomes = static_cast<int>(gathered->outcomes.size());
+  step.events = static_cast<int>(gathered->events.size());
+  metrics.batches->Add(step.batches);
+  metrics.transactions->Add(1);
   metrics.outcomes->Add(step.outcomes);
-  CountMessages(batch->outcomes);
+  CountMessages(gathered->outcomes);
   metrics.events->Add(step.events);
   metrics.offset->Set(static_cast<double>(pg_offset_));
   return step;

@@ -1,5 +1,6 @@
-// PgApplier: moves the fold's pending batches into PostgreSQL, one batch per
-// transaction, in offset order (docs/commit-protocol.md#output-stages; the
+// PgApplier: moves the fold's pending batches into PostgreSQL, in offset
+// order, as many consecutive batches per transaction as fit under
+// ApplierOptions::max_rows (docs/commit-protocol.md#output-stages; the
 // tables: docs/schema.md).
 //
 // Each Step() runs ONE transaction that
@@ -8,10 +9,13 @@
 //   2. reads X = pipeline.applied_offset. X is re-read every step, so when
 //      PostgreSQL goes back (failover to an asynchronous standby, a
 //      point-in-time restore) the applier re-applies from there by itself;
-//   3. takes the pending batch covering X+1 from the state store and writes
-//      it: proc_state upserts, msg_event inserts in log order, ref_master
-//      upserts and deletes, flight_hst inserts, the fold_batch row;
-//   4. moves pipeline.applied_offset from X to the batch's last offset.
+//   3. takes the pending batch covering X+1 from the state store, and the
+//      batches after it while the outcomes and events taken stay under
+//      max_rows (the first batch is always taken whole), and writes them:
+//      proc_state upserts (one row per message: the latest), msg_event
+//      inserts in log order, ref_master upserts and deletes (one per key:
+//      the latest), flight_hst inserts, one fold_batch row per batch;
+//   4. moves pipeline.applied_offset from X to the last batch's last offset.
 //
 // Every write is idempotent, so a redo (a crash after commit, a restored
 // database, a batch that straddles X) is harmless:
@@ -45,6 +49,7 @@
 // may be written concurrently by the fold (its reads are thread-safe).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -57,6 +62,11 @@ namespace msgx {
 struct ApplierOptions {
   std::string pipeline = "main";
   std::string log_uuid;
+  // Outcomes + events one transaction gathers from consecutive pending
+  // batches: more batches are taken while fewer rows than this are taken.
+  // 1 applies one batch per transaction. The service's value:
+  // docs/commit-protocol.md#output-stages.
+  size_t max_rows = 5000;
 };
 
 struct ApplyStep {
@@ -66,11 +76,12 @@ struct ApplyStep {
     kStalled,  // outage, stale epoch or not leader: retry after a backoff
   };
   Kind kind = Kind::kIdle;
-  std::int64_t first = 0;  // kApplied: the batch's range
+  std::int64_t first = 0;  // kApplied: the range of the batches committed
   std::int64_t last = 0;
   int outcomes = 0;  // kApplied: rows sent (a redo may have changed fewer)
   int events = 0;
   std::string error;  // kStalled: why
+  int batches = 0;    // kApplied: pending batches committed
 };
 
 class PgApplier {
@@ -85,7 +96,7 @@ class PgApplier {
   // PostgreSQL.
   void set_epoch(std::int64_t epoch) { epoch_ = epoch; }
 
-  // Applies at most one pending batch (see the header comment).
+  // Applies the pending batches of one transaction (see the header comment).
   Result<ApplyStep> Step();
 
   // pipeline.applied_offset as last seen (after a commit: the new value);

@@ -107,8 +107,14 @@ class PgApplierTest : public testing::PgSuite {
     auto got = leader_->TryAcquire();
     ASSERT_TRUE(got.ok() && got->leader) << got.status().ToString();
     session_ = std::make_unique<PgSession>(url_);
-    applier_ =
-        std::make_unique<PgApplier>(session_.get(), store_.get(), ApplierOptions{"main", kLog});
+    // One batch per transaction, so each step's range is the batch's; the
+    // gathering of several is tested on its own.
+    UseApplier(1);
+  }
+
+  void UseApplier(size_t max_rows) {
+    applier_ = std::make_unique<PgApplier>(session_.get(), store_.get(),
+                                           ApplierOptions{"main", kLog, max_rows});
     applier_->set_epoch(leader_->epoch());
   }
 
@@ -228,6 +234,69 @@ TEST_F(PgApplierTest, AppliesBatchesInOrderWithExactRows) {
                 fold_batch + pipeline);
   EXPECT_EQ(Sql("SELECT string_agg(event_key, ',' ORDER BY event_id) FROM msg_event"),
             "0:0:0,0:0:1,2:0:0,9:0:0,10:0:0\n");
+}
+
+// [11,12]: message 12 decided again (a later log offset) and ABDG|X
+// changed: the rows of an earlier batch that one transaction must replace.
+PendingBatch ThirdBatch() {
+  PendingBatch b;
+  b.first_offset = 11;
+  b.last_offset = 12;
+  b.fold_version = 3;
+  b.digest = Sha256("batch-3");
+  b.last_append_micros = kT0 + 12;
+  b.outcomes = {{MakeOutcome(12, OutcomeState::kSucceeded, 12, kT0 + 400), kT0, kT0 + 12}};
+  b.events = {MakeEvent("12:0:0", "KAFKA:msg", "F1", 12, 12)};
+  b.references = {{"ABDG", "X", false, R"({"k":"Y"})", "", 12, kT0 + 12}};
+  return b;
+}
+
+TEST_F(PgApplierTest, OneTransactionGathersConsecutiveBatchesUnderItsRowBound) {
+  Fold(FirstBatch());   // 2 outcomes + 3 events
+  Fold(SecondBatch());  // 1 + 2
+  Fold(ThirdBatch());   // 1 + 1
+  // A bound of 4 rows: the first batch (5) goes alone; the second (3) is
+  // under it, so the third joins it.
+  UseApplier(4);
+  ApplyStep s = MustStep();
+  EXPECT_EQ(s.kind, ApplyStep::Kind::kApplied);
+  EXPECT_EQ(s.first, 0);
+  EXPECT_EQ(s.last, 2);
+  EXPECT_EQ(s.batches, 1);
+  s = MustStep();
+  EXPECT_EQ(s.kind, ApplyStep::Kind::kApplied);
+  EXPECT_EQ(s.first, 3);
+  EXPECT_EQ(s.last, 12);
+  EXPECT_EQ(s.batches, 2);
+  EXPECT_EQ(s.outcomes, 1);  // message 12 once, its later outcome
+  EXPECT_EQ(s.events, 3);
+  EXPECT_EQ(MustStep().kind, ApplyStep::Kind::kIdle);
+  const std::string gathered = Tables();
+
+  // The default bound takes all three at once, and the tables are those of
+  // one batch per transaction.
+  Sql("TRUNCATE proc_state, msg_event, ref_master, flight_hst, fold_batch;"
+      "UPDATE pipeline SET applied_offset = -1");
+  UseApplier(ApplierOptions{}.max_rows);
+  s = MustStep();
+  EXPECT_EQ(s.first, 0);
+  EXPECT_EQ(s.last, 12);
+  EXPECT_EQ(s.batches, 3);
+  EXPECT_EQ(MustStep().kind, ApplyStep::Kind::kIdle);
+  // event_id is a sequence: compare the rows without it.
+  EXPECT_EQ(Tables(), gathered);
+  UseApplier(1);
+  Sql("TRUNCATE proc_state, msg_event, ref_master, flight_hst, fold_batch;"
+      "UPDATE pipeline SET applied_offset = -1");
+  ExpectApplied(0, 2);
+  ExpectApplied(3, 10);
+  ExpectApplied(11, 12);
+  EXPECT_EQ(Tables(), gathered);
+  EXPECT_EQ(Sql("SELECT msg_id, state, log_offset FROM proc_state WHERE msg_id = 12"),
+            "12|SUCCEEDED|12\n");
+  EXPECT_EQ(Sql("SELECT payload_json, state_version FROM ref_master WHERE rkey = 'X'"),
+            "{\"k\":\"Y\"}|12\n");
+  EXPECT_EQ(Sql("SELECT count(*) FROM fold_batch"), "3\n");
 }
 
 TEST_F(PgApplierTest, ARedoAfterPostgresWentBackIsHarmless) {
