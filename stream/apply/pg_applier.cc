@@ -423,14 +423,19 @@ Result<ApplyStep> PgApplier::Step() {
         throw Abort();
       };
       gathered.reset();
-      if (Status e = CheckEpoch(tx, options_.pipeline, epoch_, options_.log_uuid); !e.ok()) {
-        fail(std::move(e));
-      }
+      // Idle, the transaction only reads, and checks the epoch without the
+      // lock that would make it a write (stream/pg/pg_leadership.h).
       const std::int64_t x = tx.exec_params1("SELECT applied_offset FROM pipeline WHERE name = $1",
                                              options_.pipeline)[0]
                                  .as<std::int64_t>();
       seen = x;
-      if (x >= meta->applied_offset) return;  // idle: commits an empty transaction
+      const bool idle = x >= meta->applied_offset;
+      if (Status e = CheckEpoch(tx, options_.pipeline, epoch_, options_.log_uuid,
+                                idle ? EpochCheck::kRead : EpochCheck::kLock);
+          !e.ok()) {
+        fail(std::move(e));
+      }
+      if (idle) return;
       auto covering = store_->PendingCovering(x + 1);
       if (!covering.ok()) fail(covering.status());
       if (!covering->has_value()) {
@@ -462,8 +467,8 @@ Result<ApplyStep> PgApplier::Step() {
           "WHERE name = $3 AND applied_offset = $4",
           last.last_offset, last.fold_version, options_.pipeline, x);
       if (moved.affected_rows() != 1) {
-        // CheckEpoch's row lock forbids this; should another writer still
-        // have moved it, retrying re-reads the offset.
+        // X was read before CheckEpoch's row lock: should another writer
+        // have moved it in between, retrying re-reads the offset.
         fail(Status::Infra("pipeline.applied_offset moved from " + std::to_string(x) +
                            " during the transaction"));
       }

@@ -4,11 +4,13 @@
 // tables: docs/schema.md).
 //
 // Each Step() runs ONE transaction that
-//   1. checks this process's epoch and log UUID (CheckEpoch; a stale leader
-//      writes nothing);
-//   2. reads X = pipeline.applied_offset. X is re-read every step, so when
+//   1. reads X = pipeline.applied_offset. X is re-read every step, so when
 //      PostgreSQL goes back (failover to an asynchronous standby, a
 //      point-in-time restore) the applier re-applies from there by itself;
+//   2. checks this process's epoch and log UUID (CheckEpoch; a stale leader
+//      writes nothing): with the row lock when there is something to apply,
+//      without it when idle (then the transaction only reads, and its
+//      commit costs no WAL flush);
 //   3. takes the pending batch covering X+1 from the state store, and the
 //      batches after it while the outcomes and events taken stay under
 //      max_rows (the first batch is always taken whole), and writes them:

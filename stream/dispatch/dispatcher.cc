@@ -208,28 +208,31 @@ Result<std::vector<Dispatcher::Event>> Dispatcher::LoadHead(bool open_batch_only
   std::vector<Event> out;
   const std::string sql = HeadQuery(open_batch_only, unbatched_only);
   const int limit = options_.aggregate ? options_.flush_limit : options_.claim_limit;
-  // Fenced too: a stale leader loads nothing, so it publishes nothing.
-  Status s = RunFenced([&](pqxx::dbtransaction& tx) {
-    pqxx::result r = tx.exec_params(sql, options_.target, limit);
-    out.reserve(r.size());
-    for (const auto& row : r) {
-      Event e;
-      e.event_id = row[0].as<std::int64_t>();
-      e.event_key = row[1].as<std::string>();
-      e.partition_key = row[2].as<std::string>();
-      e.event_type = row[3].as<std::string>();
-      e.state_version = row[4].as<std::int64_t>();
-      e.payload = row[5].as<std::string>();
-      e.attempts = row[6].as<int>();
-      e.next_attempt_micros = row[7].as<std::int64_t>();
-      e.source_msg_id = row[8].as<std::int64_t>();
-      e.replayed = row[9].as<bool>();
-      e.batch_id = row[10].as<std::int64_t>();
-      e.created_micros = row[11].as<std::int64_t>();
-      e.received_micros = row[12].as<std::int64_t>();
-      out.push_back(std::move(e));
-    }
-  });
+  // Fenced too: a stale leader loads nothing, so it publishes nothing. A
+  // read: the epoch is checked without a lock (kRead).
+  Status s = RunFenced(
+      [&](pqxx::dbtransaction& tx) {
+        pqxx::result r = tx.exec_params(sql, options_.target, limit);
+        out.reserve(r.size());
+        for (const auto& row : r) {
+          Event e;
+          e.event_id = row[0].as<std::int64_t>();
+          e.event_key = row[1].as<std::string>();
+          e.partition_key = row[2].as<std::string>();
+          e.event_type = row[3].as<std::string>();
+          e.state_version = row[4].as<std::int64_t>();
+          e.payload = row[5].as<std::string>();
+          e.attempts = row[6].as<int>();
+          e.next_attempt_micros = row[7].as<std::int64_t>();
+          e.source_msg_id = row[8].as<std::int64_t>();
+          e.replayed = row[9].as<bool>();
+          e.batch_id = row[10].as<std::int64_t>();
+          e.created_micros = row[11].as<std::int64_t>();
+          e.received_micros = row[12].as<std::int64_t>();
+          out.push_back(std::move(e));
+        }
+      },
+      EpochCheck::kRead);
   if (!s.ok()) return s;
   return out;
 }
@@ -348,9 +351,9 @@ Result<int> Dispatcher::Charge(const std::vector<Event>& events, const std::stri
   return dead;
 }
 
-Status Dispatcher::RunFenced(const std::function<void(pqxx::dbtransaction&)>& fn) {
+Status Dispatcher::RunFenced(const std::function<void(pqxx::dbtransaction&)>& fn, EpochCheck how) {
   if (options_.log_uuid.empty()) return pg_->Run(fn);
-  return msgx::RunFenced(pg_, options_.pipeline, epoch_, options_.log_uuid, fn);
+  return msgx::RunFenced(pg_, options_.pipeline, epoch_, options_.log_uuid, fn, how);
 }
 
 DispatchStep Dispatcher::Stall(const Status& outage) {

@@ -74,6 +74,7 @@
 #include "base/result.h"
 #include "stream/dispatch/delivery_position.h"
 #include "stream/dispatch/publisher.h"
+#include "stream/pg/pg_leadership.h"
 #include "stream/pg/pg_session.h"
 
 namespace msgx {
@@ -224,8 +225,10 @@ class Dispatcher {
   Result<int> Charge(const std::vector<Event>& events, const std::string& error);
   DispatchStep Stall(const Status& outage);
   // pg_->Run(fn), first checking the epoch inside the same transaction when
-  // fenced (a stale epoch is kInfra and rolls back everything).
-  Status RunFenced(const std::function<void(pqxx::dbtransaction&)>& fn);
+  // fenced (a stale epoch is kInfra and rolls back everything); `how`:
+  // kRead for a transaction that only reads (stream/pg/pg_leadership.h).
+  Status RunFenced(const std::function<void(pqxx::dbtransaction&)>& fn,
+                   EpochCheck how = EpochCheck::kLock);
 
   PgSession* pg_;
   Publisher* publisher_;

@@ -36,8 +36,9 @@ ProcessedMark::ProcessedMark(PgSession* pg, MailboxMarks* mailbox, const Clock* 
 Result<MarkBatch> ProcessedMark::TakeAndMark(std::int64_t epoch) {
   MarkBatch b;
   const std::string now = PgTimestamp(clock_->NowMicros());
-  Status s =
-      RunFenced(pg_, options_.pipeline, epoch, options_.log_uuid, [&](pqxx::dbtransaction& tx) {
+  Status s = RunFenced(
+      pg_, options_.pipeline, epoch, options_.log_uuid,
+      [&](pqxx::dbtransaction& tx) {
         b.rows.clear();
         const pqxx::result r = tx.exec_params(
             std::string("SELECT msg_id, (EXTRACT(EPOCH FROM COALESCE(backfill_next_at, updated_at, "
@@ -47,7 +48,8 @@ Result<MarkBatch> ProcessedMark::TakeAndMark(std::int64_t epoch) {
         for (const auto& row : r) {
           b.rows.push_back({row[0].as<std::int64_t>(), row[1].as<std::int64_t>()});
         }
-      });
+      },
+      EpochCheck::kRead);  // it only reads here; the mailbox is marked outside
   if (!s.ok()) return s;
   if (b.rows.empty()) return b;
   if (Status m = mailbox_->MarkFromNull(b.rows, options_.status, &b.seen); !m.ok()) return m;

@@ -87,11 +87,12 @@ struct StaleLeader : std::exception {};
 }  // namespace
 
 Status RunFenced(PgSession* pg, const std::string& pipeline, std::int64_t epoch,
-                 const std::string& log_uuid, const std::function<void(pqxx::dbtransaction&)>& fn) {
+                 const std::string& log_uuid, const std::function<void(pqxx::dbtransaction&)>& fn,
+                 EpochCheck how) {
   if (epoch == 0) return Status::Infra("not leader");
   Status fence = Status::Ok();
   Status s = pg->Run([&](pqxx::dbtransaction& tx) {
-    fence = CheckEpoch(tx, pipeline, epoch, log_uuid);
+    fence = CheckEpoch(tx, pipeline, epoch, log_uuid, how);
     if (!fence.ok()) throw StaleLeader();
     fn(tx);
   });
@@ -99,9 +100,10 @@ Status RunFenced(PgSession* pg, const std::string& pipeline, std::int64_t epoch,
 }
 
 Status CheckEpoch(pqxx::dbtransaction& tx, const std::string& pipeline, std::int64_t epoch,
-                  const std::string& log_uuid) {
-  pqxx::result r = tx.exec_params(
-      "SELECT leader_epoch, log_uuid FROM pipeline WHERE name = $1 FOR SHARE", pipeline);
+                  const std::string& log_uuid, EpochCheck how) {
+  static const std::string kRead = "SELECT leader_epoch, log_uuid FROM pipeline WHERE name = $1";
+  static const std::string kLock = kRead + " FOR SHARE";
+  pqxx::result r = tx.exec_params(how == EpochCheck::kLock ? kLock : kRead, pipeline);
   const std::string stale(kStaleEpochMark);
   if (r.empty()) return Status::Infra(stale + ": no pipeline row '" + pipeline + "'");
   const auto current = r[0][0].as<std::int64_t>();

@@ -62,18 +62,30 @@ class PgLeadership {
   std::int64_t epoch_ = 0;
 };
 
-// Inside a writer's transaction: kInfra kStaleEpochMark (base/status.h) unless `pipeline`'s
-// leader_epoch equals `epoch` and its log_uuid equals `log_uuid`. Takes a
-// row lock (FOR SHARE) so that no new epoch is granted until it commits.
+// How a transaction checks its epoch.
+//   kLock  a transaction that writes: a row lock on `pipeline` (FOR SHARE),
+//          so no new epoch is granted until it commits (the fence);
+//   kRead  a transaction that only reads: the epoch as of its read, no lock.
+//          A lock would add nothing (a new epoch may come the moment after
+//          the commit either way) and would cost a write: a row lock marks
+//          the row, so the transaction gets an id and its commit waits for
+//          a WAL flush (docs/commit-protocol.md#single-writer).
+enum class EpochCheck : std::uint8_t { kLock, kRead };
+
+// Inside a stage's transaction: kInfra kStaleEpochMark (base/status.h) unless `pipeline`'s
+// leader_epoch equals `epoch` and its log_uuid equals `log_uuid`; `how` as
+// above.
 Status CheckEpoch(pqxx::dbtransaction& tx, const std::string& pipeline, std::int64_t epoch,
-                  const std::string& log_uuid);
+                  const std::string& log_uuid, EpochCheck how = EpochCheck::kLock);
 
 class PgSession;
 
 // Runs `fn` in one transaction of `pg` that first checks the epoch
-// (CheckEpoch): kInfra "not leader" for epoch 0, the fence's kInfra when
-// stale (nothing of `fn` is committed), otherwise what PgSession::Run says.
+// (CheckEpoch, `how`): kInfra "not leader" for epoch 0, the fence's kInfra
+// when stale (nothing of `fn` is committed), otherwise what PgSession::Run
+// says.
 Status RunFenced(PgSession* pg, const std::string& pipeline, std::int64_t epoch,
-                 const std::string& log_uuid, const std::function<void(pqxx::dbtransaction&)>& fn);
+                 const std::string& log_uuid, const std::function<void(pqxx::dbtransaction&)>& fn,
+                 EpochCheck how = EpochCheck::kLock);
 
 }  // namespace msgx

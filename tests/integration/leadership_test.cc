@@ -88,6 +88,36 @@ TEST_F(LeadershipTest, AStaleEpochCannotCommit) {
   EXPECT_TRUE(current.ok()) << current.ToString();
 }
 
+// kLock fences a writer: the row lock gives the transaction an id (its
+// commit is a write, flushed) and holds off a new epoch until it commits.
+// kRead checks the same epoch with no lock: a read stays a read.
+TEST_F(LeadershipTest, AReadChecksTheEpochWithoutBecomingAWrite) {
+  PgLeadership a(url_, "log-1");
+  ASSERT_TRUE(a.TryAcquire().ok());
+  PgSession s(url_);
+  auto xid_after = [&](EpochCheck how) {
+    std::string xid;
+    Status st = s.Run([&](pqxx::dbtransaction& tx) {
+      Status e = CheckEpoch(tx, "main", a.epoch(), "log-1", how);
+      if (!e.ok()) throw std::runtime_error(e.message());
+      xid = tx.exec1("SELECT coalesce(txid_current_if_assigned()::text, 'none')")[0]
+                .as<std::string>();
+    });
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    return xid;
+  };
+  EXPECT_EQ(xid_after(EpochCheck::kRead), "none");
+  EXPECT_NE(xid_after(EpochCheck::kLock), "none");
+
+  const std::int64_t old_epoch = a.epoch();
+  a.Release();
+  PgLeadership b(url_, "log-1");
+  ASSERT_TRUE(AcquireWithin(b, std::chrono::seconds(10)).leader);
+  Status stale = RunFenced(
+      &s, "main", old_epoch, "log-1", [](pqxx::dbtransaction&) {}, EpochCheck::kRead);
+  EXPECT_NE(stale.message().find("stale epoch"), std::string::npos) << stale.ToString();
+}
+
 // A writer's refusal that names a stale epoch steps the keeper down at once
 // (epoch 0, and waiting() says why); any other stall does not. Then it
 // leads again, with a newer epoch, once it can.
