@@ -95,10 +95,10 @@ void Load(const std::string& url, int n) {
         n);
     tx.exec_params(
         "INSERT INTO msg_event (event_key, target, partition_key, event_type, state_version, "
-        "payload_json, created_at, source_msg_id) "
+        "payload_json, created_at, source_msg_id, received_at) "
         "SELECT i || ':0:0', 'KAFKA:msg', 'F' || (i % $2), 'UPSERT', i, "
         "replace(replace(replace($3, '@K', i || ':0:0'), '@F', 'F' || (i % $2)), '@V', i::text), "
-        "now(), i FROM generate_series(1, $1) AS i ORDER BY i",
+        "now(), i, now() FROM generate_series(1, $1) AS i ORDER BY i",
         n, kFlights, PayloadTemplate());
     tx.commit();
   }

@@ -186,15 +186,18 @@ void WriteOutcomes(pqxx::dbtransaction& tx, const std::vector<OutcomeRow>& rows,
 
 // Events at or below `applied` (pipeline.applied_offset) are left out: the
 // database had them, and sent-event compaction may have deleted them since.
-void WriteEvents(pqxx::dbtransaction& tx, const std::vector<EventRow>& rows, std::int64_t applied) {
+// `received`: the received_at of each source message (the outcomes of the
+// same batches); an event whose source is not there has none (NULL).
+void WriteEvents(pqxx::dbtransaction& tx, const std::vector<EventRow>& rows, std::int64_t applied,
+                 const std::unordered_map<std::int64_t, MicrosSinceEpoch>& received) {
   // ORDER BY ord: event_id (BIGSERIAL) follows the batch's order, the log's.
   static const std::string kSql =
       "INSERT INTO msg_event (event_key, target, partition_key, event_type, state_version, "
-      "payload_json, created_at, source_msg_id) SELECT k, t, pk, et, sv, p, ca, sm FROM "
-      "unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], "
-      "$7::timestamptz[], $8::bigint[]) WITH ORDINALITY AS u (k, t, pk, et, sv, p, ca, sm, ord) "
-      "ORDER BY ord ON CONFLICT (event_key) DO NOTHING";
-  std::array<ArrayColumn, 8> c;
+      "payload_json, created_at, source_msg_id, received_at) SELECT k, t, pk, et, sv, p, ca, sm, "
+      "ra FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], "
+      "$7::timestamptz[], $8::bigint[], $9::timestamptz[]) WITH ORDINALITY AS u (k, t, pk, et, "
+      "sv, p, ca, sm, ra, ord) ORDER BY ord ON CONFLICT (event_key) DO NOTHING";
+  std::array<ArrayColumn, 9> c;
   size_t n = 0;
   auto flush = [&] {
     if (n > 0) ExecColumns(tx, kSql, c);
@@ -210,6 +213,8 @@ void WriteEvents(pqxx::dbtransaction& tx, const std::vector<EventRow>& rows, std
     c[5].Add(e.payload_json);
     c[6].AddTime(e.created_micros);
     c[7].AddIntOrNull(e.source_msg_id);
+    const auto source = received.find(e.source_msg_id);
+    c[8].AddTimeOrNull(source == received.end() ? 0 : source->second);
     if (++n >= kMaxRowsPerStatement || c[5].Bytes() >= kMaxStatementBytes) flush();
   }
   flush();
@@ -317,13 +322,15 @@ struct Gathered {
   std::vector<EventRow> events;
   std::vector<ReferenceRow> references;
   std::vector<HistoryRow> history;
-  std::unordered_map<std::int64_t, size_t> outcome_at;  // mailbox id -> index
+  std::unordered_map<std::int64_t, size_t> outcome_at;          // mailbox id -> index
+  std::unordered_map<std::int64_t, MicrosSinceEpoch> received;  // mailbox id -> received_at
   std::map<std::pair<std::string, std::string>, size_t> reference_at;
 
   size_t Rows() const { return outcomes.size() + events.size(); }
 
   void Add(PendingBatch b) {
     for (OutcomeRow& o : b.outcomes) {
+      if (o.received_micros != 0) received[o.outcome.mailbox_id] = o.received_micros;
       auto [it, fresh] = outcome_at.emplace(o.outcome.mailbox_id, outcomes.size());
       if (fresh) {
         backfill_next.push_back(o.outcome.decided_micros);
@@ -458,7 +465,7 @@ Result<ApplyStep> PgApplier::Step() {
       }
       const PendingBatch& last = gathered->batches.back();
       WriteOutcomes(tx, gathered->outcomes, gathered->backfill_next);
-      WriteEvents(tx, gathered->events, x);
+      WriteEvents(tx, gathered->events, x, gathered->received);
       WriteReferences(tx, gathered->references);
       WriteHistory(tx, gathered->history);
       if (Status e = WriteFoldBatches(tx, gathered->batches); !e.ok()) fail(std::move(e));

@@ -194,9 +194,8 @@ std::string Dispatcher::HeadQuery(bool open_batch_only, bool unbatched_only) {
       "coalesce((extract(epoch FROM e.next_attempt_at) * 1000000)::bigint, 0), "
       "coalesce(e.source_msg_id, 0), e.replayed_at IS NOT NULL, coalesce(e.batch_id, 0), "
       "(extract(epoch FROM e.created_at) * 1000000)::bigint, "
-      "coalesce((extract(epoch FROM p.received_at) * 1000000)::bigint, 0) "
-      "FROM msg_event e LEFT JOIN proc_state p ON p.msg_id = e.source_msg_id "
-      "WHERE e.target = $1 AND e.state = 'PENDING'";
+      "coalesce((extract(epoch FROM e.received_at) * 1000000)::bigint, 0) "
+      "FROM msg_event e WHERE e.target = $1 AND e.state = 'PENDING'";
   if (open_batch_only) sql += " AND e.batch_id IS NOT NULL";
   if (unbatched_only) sql += " AND e.batch_id IS NULL";
   sql += " ORDER BY e.event_id LIMIT $2";

@@ -55,8 +55,9 @@
 // Metrics, labelled {target}: the histograms msgx_dispatch_latency_seconds
 // (an event's msg_event.created_at to its acknowledgement by Kafka, taken
 // when it is marked SENT) and msgx_e2e_latency_seconds (the mailbox row's
-// proc_state.received_at, an instant: capture applies mailbox.time-zone,
-// docs/capture.md#mailbox-time, to the same acknowledgement; events whose source has no received_at
+// received_at, an instant: capture applies mailbox.time-zone,
+// docs/capture.md#mailbox-time, to the same acknowledgement; the applier
+// copies it onto the event as msg_event.received_at (V7); events without it
 // are left out). Both use this dispatcher's Clock; negative spans count as 0.
 //
 // Thread-safety: not thread-safe; one thread drives Step().
@@ -189,7 +190,7 @@ class Dispatcher {
     bool replayed = false;
     std::int64_t batch_id = 0;  // 0 = none
     MicrosSinceEpoch created_micros = 0;
-    MicrosSinceEpoch received_micros = 0;  // proc_state.received_at of the source; 0 = unknown
+    MicrosSinceEpoch received_micros = 0;  // msg_event.received_at; 0 = unknown
   };
 
   static std::vector<std::int64_t> EventIds(const std::vector<Event>& events);

@@ -165,8 +165,8 @@ class PgApplierTest : public testing::PgSuite {
         " FROM proc_state ORDER BY msg_id;"
         "SELECT event_key, target, partition_key, event_type, state_version, "
         "payload_json, " +
-        Us("created_at") +
-        ", coalesce(source_msg_id::text, '~'), state FROM msg_event ORDER BY event_id;"
+        Us("created_at") + ", coalesce(source_msg_id::text, '~'), " + Us("received_at") +
+        ", state FROM msg_event ORDER BY event_id;"
         "SELECT rtype, rkey, payload_json, source, " +
         Us("refreshed_at") +
         ", state_version FROM ref_master ORDER BY rtype, rkey;"
@@ -216,22 +216,24 @@ TEST_F(PgApplierTest, AppliesBatchesInOrderWithExactRows) {
   const std::string fold_batch = "0|2|3|" + ToHex(Sha256("batch-1")) + "\n" +  //
                                  "3|10|3|" + ToHex(Sha256("batch-2")) + "\n";
   const std::string pipeline = "10|3\n";
-  EXPECT_EQ(Tables(),
-            // proc_state
-            "10|SUCCEEDED|SNDR:7|1|~|~|~|100|-5|-1|0|100|~\n"
-            "11|DEAD|~|1|MALFORMED|bad xml|~|200|~|1|1|200|~\n"
-            "12|SKIPPED|~|1|~|duplicate|~|300|0|9|9|300|~\n"
-            // msg_event, in event_id order = log order
-            "0:0:0|KAFKA:schd|F1|UPSERT|0|{\"event\":\"0:0:0\",\"q\":\"it's\"}|0|10|PENDING\n"
-            "0:0:1|KAFKA:ref|AIRL|LH|UPSERT|0|{\"event\":\"0:0:1\",\"q\":\"it's\"}|0|10|PENDING\n"
-            "2:0:0|KAFKA:msg|F9|DELETE|2|{\"event\":\"2:0:0\",\"q\":\"it's\"}|2|~|PENDING\n"
-            "9:0:0|KAFKA:msg|F1|UPSERT|9|{\"event\":\"9:0:0\",\"q\":\"it's\"}|9|12|PENDING\n"
-            "10:0:0|KAFKA:msg|F2|UPSERT|10|{\"event\":\"10:0:0\",\"q\":\"it's\"}|10|12|PENDING\n"
-            // ref_master: AIRL|LH deleted by batch 2, ABDG|X with the default source
-            "ABDG|X|{\"k\":\"X\"}|AODB|9|9\n"
-            // flight_hst
-            "F9|2|LH|400|A|-86400000000|{\"FLID\":\"F9\"}|2\n" +
-                fold_batch + pipeline);
+  EXPECT_EQ(
+      Tables(),
+      // proc_state
+      "10|SUCCEEDED|SNDR:7|1|~|~|~|100|-5|-1|0|100|~\n"
+      "11|DEAD|~|1|MALFORMED|bad xml|~|200|~|1|1|200|~\n"
+      "12|SKIPPED|~|1|~|duplicate|~|300|0|9|9|300|~\n"
+      // msg_event, in event_id order = log order; received_at from
+      // the source's outcome (none for the sweep's event)
+      "0:0:0|KAFKA:schd|F1|UPSERT|0|{\"event\":\"0:0:0\",\"q\":\"it's\"}|0|10|-5|PENDING\n"
+      "0:0:1|KAFKA:ref|AIRL|LH|UPSERT|0|{\"event\":\"0:0:1\",\"q\":\"it's\"}|0|10|-5|PENDING\n"
+      "2:0:0|KAFKA:msg|F9|DELETE|2|{\"event\":\"2:0:0\",\"q\":\"it's\"}|2|~|~|PENDING\n"
+      "9:0:0|KAFKA:msg|F1|UPSERT|9|{\"event\":\"9:0:0\",\"q\":\"it's\"}|9|12|0|PENDING\n"
+      "10:0:0|KAFKA:msg|F2|UPSERT|10|{\"event\":\"10:0:0\",\"q\":\"it's\"}|10|12|0|PENDING\n"
+      // ref_master: AIRL|LH deleted by batch 2, ABDG|X with the default source
+      "ABDG|X|{\"k\":\"X\"}|AODB|9|9\n"
+      // flight_hst
+      "F9|2|LH|400|A|-86400000000|{\"FLID\":\"F9\"}|2\n" +
+          fold_batch + pipeline);
   EXPECT_EQ(Sql("SELECT string_agg(event_key, ',' ORDER BY event_id) FROM msg_event"),
             "0:0:0,0:0:1,2:0:0,9:0:0,10:0:0\n");
 }

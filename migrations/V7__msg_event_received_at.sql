@@ -1,0 +1,13 @@
+-- V7: when the source mailbox row was received, on the event itself
+-- (docs/schema.md#outbox, docs/performance.md#the-head-query-without-the-join).
+--
+-- The dispatcher observes msgx_e2e_latency_seconds from the source message's
+-- received_at. Its head query read it through a LEFT JOIN to proc_state:
+-- one proc_state_pkey lookup per event, about 2,000 of the 2,300 buffers a
+-- batch of 500 reads. The applier now writes it with the event, from the
+-- outcome in the same pending batch; the head reads msg_event alone.
+--
+-- Nullable, no default: adding it rewrites nothing. Rows written before V7
+-- keep NULL and are left out of the histogram, as events without a source
+-- (a sweep's) always were.
+ALTER TABLE msg_event ADD COLUMN received_at TIMESTAMPTZ;
