@@ -4,8 +4,9 @@
 // Each run loads MSGX_BENCH_DISPATCH_EVENTS (default 200,000) KAFKA:msg
 // events PENDING into msg_event of the PostgreSQL in MSGX_BENCH_POSTGRES_URL
 // (migrated by `msgx migrate`; bench/dispatch_alone.sh prepares it): one
-// event per source message, each with its proc_state row (the dispatcher
-// joins it), a payload of about 1.5 kB shaped like a flight event, 2,000
+// event per source message, each with its proc_state row (which the
+// dispatcher no longer reads: since V7 the event carries its source's
+// received_at), a payload of about 1.5 kB shaped like a flight event, 2,000
 // flights as Kafka keys. Then one Dispatcher with the service's options
 // (DispatcherOptions::ForTarget: claim 500, fenced by a leadership epoch,
 // the producer settings of a default configuration) steps until every
