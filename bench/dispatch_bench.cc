@@ -8,7 +8,7 @@
 // dispatcher no longer reads: since V7 the event carries its source's
 // received_at), a payload of about 1.5 kB shaped like a flight event, 2,000
 // flights as Kafka keys. Then one Dispatcher with the service's options
-// (DispatcherOptions::ForTarget: claim 500, fenced by a leadership epoch,
+// (DispatcherOptions::ForTarget: claim 2,000, fenced by a leadership epoch,
 // the producer settings of a default configuration) steps until every
 // event is SENT, against a librdkafka mock cluster started in this process
 // for the run. The mirror gate is a constant (no Redis): only the

@@ -854,7 +854,10 @@ TEST_F(DispatcherTest, TheOutboxQueriesSkipSentEventsWhenPlannedForAnAllPendingO
                  "; EXPLAIN (COSTS OFF) EXECUTE q(" + args + ")");
   };
   for (const std::string target : {"msg", "schd", "ref"}) {
-    const std::string args = "'KAFKA:" + target + "', 500";
+    // The limits the service passes (claim_limit, schd's flush_limit).
+    const DispatcherOptions defaults;
+    const int limit = target == "schd" ? defaults.flush_limit : defaults.claim_limit;
+    const std::string args = "'KAFKA:" + target + "', " + std::to_string(limit);
     for (const auto& [what, shown] :
          {std::pair{"head", plan(Dispatcher::HeadQuery(false, false), args)},
           std::pair{"unbatched", plan(Dispatcher::HeadQuery(false, true), args)},
@@ -866,7 +869,8 @@ TEST_F(DispatcherTest, TheOutboxQueriesSkipSentEventsWhenPlannedForAnAllPendingO
       EXPECT_EQ(shown.find("Seq Scan on msg_event"), std::string::npos) << target << " " << what;
     }
   }
-  const std::string open = plan(Dispatcher::HeadQuery(true, false), "'KAFKA:schd', 500");
+  const std::string open = plan(Dispatcher::HeadQuery(true, false),
+                                "'KAFKA:schd', " + std::to_string(DispatcherOptions{}.flush_limit));
   EXPECT_NE(open.find("msg_event_open_batch_idx"), std::string::npos) << open;
 
   // And the queries still answer as before.
