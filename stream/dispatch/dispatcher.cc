@@ -206,12 +206,11 @@ Result<std::vector<Dispatcher::Event>> Dispatcher::LoadHead(bool open_batch_only
                                                             bool unbatched_only) {
   std::vector<Event> out;
   const std::string sql = HeadQuery(open_batch_only, unbatched_only);
-  const int limit = options_.aggregate ? options_.flush_limit : options_.claim_limit;
   // Fenced too: a stale leader loads nothing, so it publishes nothing. A
   // read: the epoch is checked without a lock (kRead).
   Status s = RunFenced(
       [&](pqxx::dbtransaction& tx) {
-        pqxx::result r = tx.exec_params(sql, options_.target, limit);
+        pqxx::result r = tx.exec_params(sql, options_.target, options_.head_limit());
         out.reserve(r.size());
         for (const auto& row : r) {
           Event e;

@@ -118,6 +118,9 @@ struct DispatcherOptions {
   static std::string ProgressKey(const std::string& log_uuid, const std::string& target) {
     return log_uuid + "/" + target;
   }
+  // The LIMIT of the head query: flush_limit for KAFKA:schd's batches,
+  // claim_limit otherwise.
+  int head_limit() const { return aggregate ? flush_limit : claim_limit; }
 };
 
 // Reads the Redis mirror's offset (the mirror-before-dispatch gate); -1 when

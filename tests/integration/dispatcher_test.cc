@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "base/config.h"
 #include "stream/dispatch/event_replay.h"
 #include "stream/dispatch/kafka_publisher.h"
 #include "stream/pg/pg_leadership.h"
@@ -854,9 +855,8 @@ TEST_F(DispatcherTest, TheOutboxQueriesSkipSentEventsWhenPlannedForAnAllPendingO
                  "; EXPLAIN (COSTS OFF) EXECUTE q(" + args + ")");
   };
   for (const std::string target : {"msg", "schd", "ref"}) {
-    // The limits the service passes (claim_limit, schd's flush_limit).
-    const DispatcherOptions defaults;
-    const int limit = target == "schd" ? defaults.flush_limit : defaults.claim_limit;
+    // The limit the service passes with a default configuration.
+    const int limit = DispatcherOptions::ForTarget(Config{}, "KAFKA:" + target).head_limit();
     const std::string args = "'KAFKA:" + target + "', " + std::to_string(limit);
     for (const auto& [what, shown] :
          {std::pair{"head", plan(Dispatcher::HeadQuery(false, false), args)},
@@ -869,8 +869,10 @@ TEST_F(DispatcherTest, TheOutboxQueriesSkipSentEventsWhenPlannedForAnAllPendingO
       EXPECT_EQ(shown.find("Seq Scan on msg_event"), std::string::npos) << target << " " << what;
     }
   }
-  const std::string open = plan(Dispatcher::HeadQuery(true, false),
-                                "'KAFKA:schd', " + std::to_string(DispatcherOptions{}.flush_limit));
+  const std::string open =
+      plan(Dispatcher::HeadQuery(true, false),
+           "'KAFKA:schd', " +
+               std::to_string(DispatcherOptions::ForTarget(Config{}, "KAFKA:schd").head_limit()));
   EXPECT_NE(open.find("msg_event_open_batch_idx"), std::string::npos) << open;
 
   // And the queries still answer as before.
