@@ -18,6 +18,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <shared_mutex>
 #include <sstream>
 #include <thread>
 
@@ -71,6 +73,13 @@ ExitStatus FromWaitStatus(int ws) {
   sigprocmask(SIG_SETMASK, &none, nullptr);
   execve(program, argv, envp);
   _exit(127);
+}
+
+// Held shared by each Spawn() from fork() until its child has closed what
+// it inherited; NoSpawnInFlight holds it exclusively.
+std::shared_mutex& SpawnWindow() {
+  static std::shared_mutex window;
+  return window;
 }
 
 int OpenOutput(const std::string& path, bool append) {
@@ -137,9 +146,28 @@ Result<pid_t> Spawn(const SpawnOptions& o) {
     }
   }
 
+  // The child's close_range() closes its end of `closed`, with everything
+  // else it inherited: reading end of file here means the child holds none
+  // of our descriptors any more (or has died).
+  int closed[2];
+  if (pipe2(closed, O_CLOEXEC) != 0) {
+    close(in_fd);
+    if (out_fd >= 0) close(out_fd);
+    if (err_fd >= 0 && err_fd != out_fd) close(err_fd);
+    return Status::Infra(ErrnoText("pipe2"));
+  }
+  std::shared_lock<std::shared_mutex> window(SpawnWindow());
   pid_t pid = fork();
   if (pid == 0) ExecChild(o, program->c_str(), argv.data(), envp.data(), in_fd, out_fd, err_fd);
   int fork_errno = errno;
+  close(closed[1]);
+  if (pid > 0) {
+    char byte = 0;
+    while (read(closed[0], &byte, 1) < 0 && errno == EINTR) {
+    }
+  }
+  window.unlock();
+  close(closed[0]);
   close(in_fd);
   if (out_fd >= 0) close(out_fd);
   if (err_fd >= 0 && err_fd != out_fd) close(err_fd);
@@ -149,6 +177,8 @@ Result<pid_t> Spawn(const SpawnOptions& o) {
   }
   return pid;
 }
+
+NoSpawnInFlight::NoSpawnInFlight() : lock_(SpawnWindow()) {}
 
 std::optional<ExitStatus> PollExit(pid_t pid) {
   int ws = 0;

@@ -15,7 +15,9 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <mutex>
 #include <optional>
+#include <shared_mutex>
 #include <string>
 #include <vector>
 
@@ -63,7 +65,25 @@ struct SpawnOptions {
 
 // Starts the program; returns its pid. The caller reaps it (WaitForExit or
 // StopProcess) unless it is detached with new_session and left to run.
+// Returns only once the child has closed the descriptors it inherited
+// (see NoSpawnInFlight).
 Result<pid_t> Spawn(const SpawnOptions& options);
+
+// From fork() until its first steps close them, a child holds a copy of
+// every descriptor of ours, close-on-exec or not. A listening socket closed
+// by another thread in that window stays open, and listening, in the child,
+// so binding its port again fails with EADDRINUSE. While a NoSpawnInFlight
+// lives, no Spawn() of this process is in that window: it waits for those
+// in it and holds new ones back. Take it around closing a listener whose
+// port is bound again at once (librdkafka's mock broker going down, in
+// tests; docs/testing.md#the-kafka-mock-and-spawned-children).
+class NoSpawnInFlight {
+ public:
+  NoSpawnInFlight();
+
+ private:
+  std::unique_lock<std::shared_mutex> lock_;
+};
 
 // How a child ended: exit code, or -signal when killed by a signal.
 struct ExitStatus {

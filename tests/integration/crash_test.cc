@@ -25,10 +25,6 @@
 // long run documented in docs/crash-safety.md uses 1,000) and
 // MSGX_TEST_CRASH_SEED the seed of their moments and failpoints (printed).
 #include <gtest/gtest.h>
-#include <librdkafka/rdkafka.h>
-// clang-format off: rdkafka_mock.h needs rdkafka.h first
-#include <librdkafka/rdkafka_mock.h>
-// clang-format on
 #include <rapidjson/document.h>
 #include <signal.h>
 
@@ -563,8 +559,8 @@ TEST_P(CrashLoopTest, KillNineWhileMessagesFlowLosesNothingDuplicatesNothing) {
         revert.undo = [] { redis_->Cli({"CONFIG", "SET", "maxmemory", "0"}); };
         break;
       case kBrokerDown:
-        rd_kafka_mock_broker_set_down(kafka_->cluster(), 1);
-        revert.undo = [] { rd_kafka_mock_broker_set_up(kafka_->cluster(), 1); };
+        kafka_->SetBrokerDown();
+        revert.undo = [] { kafka_->SetBrokerUp(); };
         break;
       case kMailboxDown:
         revert.undo = [] { maria_->Restart(); };  // Stop() comes halfway

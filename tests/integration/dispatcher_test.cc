@@ -186,7 +186,7 @@ TEST_F(DispatcherTest, OutageChargesNothingAndDeliveryResumes) {
   for (int v = 1; v <= 5; ++v)
     InsertEvent("KAFKA:msg", "F1", v, "{\"v\":" + std::to_string(v) + "}");
   auto real = MakePublisher();
-  rd_kafka_mock_broker_set_down(kafka_->cluster(), 1);
+  kafka_->SetBrokerDown();
   Dispatcher d(
       session_.get(), real.get(), [] { return Result<std::int64_t>(100); }, &clock_,
       Options("KAFKA:msg", "t.msg"));
@@ -195,7 +195,7 @@ TEST_F(DispatcherTest, OutageChargesNothingAndDeliveryResumes) {
   EXPECT_EQ(s->kind, DispatchStep::Kind::kStalled);
   EXPECT_TRUE(d.stalled());
   EXPECT_EQ(Query("SELECT count(*) FROM msg_event WHERE attempts > 0 OR state <> 'PENDING'"), "0");
-  rd_kafka_mock_broker_set_up(kafka_->cluster(), 1);
+  kafka_->SetBrokerUp();
   for (int i = 0; i < 10 && Query("SELECT count(*) FROM msg_event WHERE state='SENT'") != "5";
        ++i) {
     ASSERT_TRUE(d.Step().ok());

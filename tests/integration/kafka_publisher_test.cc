@@ -139,14 +139,14 @@ TEST_F(KafkaPublisherTest, BrokerDownIsAnOutageAndDeliveryResumes) {
   ASSERT_TRUE(
       (*p)->Publish(std::vector<OutgoingMessage>{Msg("t.events", "F1", "v0", "e0")}).committed);
 
-  rd_kafka_mock_broker_set_down(kafka_->cluster(), 1);
+  kafka_->SetBrokerDown();
   PublishResult down =
       (*p)->Publish(std::vector<OutgoingMessage>{Msg("t.events", "F1", "v1", "e1")});
   EXPECT_FALSE(down.committed);
   EXPECT_FALSE(down.permanent_index.has_value());
   EXPECT_EQ(down.outage.error_class(), ErrorClass::kInfra);
 
-  rd_kafka_mock_broker_set_up(kafka_->cluster(), 1);
+  kafka_->SetBrokerUp();
   PublishResult up;
   for (int attempt = 0; attempt < 10 && !up.committed; ++attempt) {
     up = (*p)->Publish(std::vector<OutgoingMessage>{Msg("t.events", "F1", "v1", "e1")});
@@ -190,11 +190,11 @@ TEST_F(KafkaPublisherTest, ReadProgressFindsTheLastValueOfItsKey) {
   ASSERT_TRUE(no_topic.ok()) << no_topic.status().ToString();
   EXPECT_FALSE(no_topic->has_value());
 
-  rd_kafka_mock_broker_set_down(kafka_->cluster(), 1);
+  kafka_->SetBrokerDown();
   auto down = (*p)->ReadProgress("t.progress", "log/KAFKA:msg");
   ASSERT_FALSE(down.ok());
   EXPECT_EQ(down.status().error_class(), ErrorClass::kInfra) << down.status().ToString();
-  rd_kafka_mock_broker_set_up(kafka_->cluster(), 1);
+  kafka_->SetBrokerUp();
 }
 
 }  // namespace

@@ -9,10 +9,6 @@
 // The same fixture drives the crash, outage and leadership tests.
 #include <gtest/gtest.h>
 #include <httplib.h>
-#include <librdkafka/rdkafka.h>
-// clang-format off: rdkafka_mock.h needs rdkafka.h first
-#include <librdkafka/rdkafka_mock.h>
-// clang-format on
 #include <rapidjson/document.h>
 #include <signal.h>
 
@@ -719,7 +715,7 @@ TEST_F(PipelineTest, AStaleLeadersWritesDoNotLand) {
   if (settled) ExpectConsistent(rows);
 }
 
-// The broker down mid-stream (rd_kafka_mock_broker_set_down): delivery
+// The broker down mid-stream (KafkaMock::SetBrokerDown): delivery
 // stalls, nothing goes DEAD or is lost, per-key order holds, and delivery
 // resumes by itself. MSGX_TEST_OUTAGE_SECONDS sets the outage (default 8;
 // the documented full run uses 30).
@@ -729,11 +725,11 @@ TEST_F(PipelineTest, BrokerOutageStallsDeliveryAndResumes) {
   AddGenerated(500, 800'000);
   ASSERT_TRUE(WaitSettled(MailboxRows(), seconds(120))) << Log();
   const int outage = OutageSeconds();
-  rd_kafka_mock_broker_set_down(kafka_->cluster(), 1);
+  kafka_->SetBrokerDown();
   AddGenerated(500, 801'000);
   std::this_thread::sleep_for(seconds(outage));
   const auto pending = OwnCount("SELECT count(*) FROM msg_event WHERE state = 'PENDING'");
-  rd_kafka_mock_broker_set_up(kafka_->cluster(), 1);
+  kafka_->SetBrokerUp();
   EXPECT_GT(pending, 0) << "nothing can be delivered while the broker is down";
   const std::int64_t rows = MailboxRows();
   ASSERT_TRUE(WaitSettled(rows, seconds(180))) << Log();
@@ -1235,8 +1231,7 @@ TEST_F(PipelineTest, FaultsWhileTrafficFlowsLoseNothing) {
       },
       [] {});
   fault(
-      "the broker down", [&] { rd_kafka_mock_broker_set_down(kafka_->cluster(), 1); },
-      [&] { rd_kafka_mock_broker_set_up(kafka_->cluster(), 1); });
+      "the broker down", [&] { kafka_->SetBrokerDown(); }, [&] { kafka_->SetBrokerUp(); });
   const std::string filler = state_dir_ + "/filler";
   if (tmpfs.Mounted()) {
     fault(
@@ -1766,7 +1761,7 @@ TEST_F(PipelineTest, ADrainHeldByTheBrokerDownEndsAtTheBoundAndAStartDeliversThe
   const std::string listen = "MSGX_HTTP_LISTEN=127.0.0.1:" + std::to_string(*port);
   const pid_t first = StartMsgx({listen, "MSGX_SHUTDOWN_DRAIN_TIMEOUT=5s", "MSGX_LOG_LEVEL=info"});
   ASSERT_TRUE(WaitSettled(MailboxRows(), seconds(120))) << Log();
-  rd_kafka_mock_broker_set_down(kafka_->cluster(), 1);
+  kafka_->SetBrokerDown();
   AddGenerated(300, 900'000);
   const std::int64_t rows = MailboxRows();
   for (int i = 0; i < 600 && OwnCount("SELECT count(*) FROM proc_state") < rows; ++i) {
@@ -1798,7 +1793,7 @@ TEST_F(PipelineTest, ADrainHeldByTheBrokerDownEndsAtTheBoundAndAStartDeliversThe
   EXPECT_EQ(exited->code, 0) << Log();
   EXPECT_TRUE(LogHas("stopped at once during the drain")) << Log();
 
-  rd_kafka_mock_broker_set_up(kafka_->cluster(), 1);
+  kafka_->SetBrokerUp();
   const pid_t third = StartMsgx();
   ASSERT_TRUE(WaitSettled(rows, seconds(180))) << Log();
   StopMsgx(third);

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "base/subprocess.h"
 #include "tests/support/servers.h"
 
 namespace msgx::testing {
@@ -54,6 +55,22 @@ void KafkaMock::CreateTopic(const std::string& name, int partitions) {
   rd_kafka_resp_err_t e = rd_kafka_mock_topic_create(impl_->cluster, name.c_str(), partitions, 1);
   if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
     ADD_FAILURE() << "KafkaMock::CreateTopic " << name << ": " << rd_kafka_err2str(e);
+  }
+}
+
+void KafkaMock::SetBrokerDown(int broker_id) {
+  NoSpawnInFlight quiet;
+  rd_kafka_resp_err_t e = rd_kafka_mock_broker_set_down(impl_->cluster, broker_id);
+  if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    ADD_FAILURE() << "KafkaMock::SetBrokerDown " << broker_id << ": " << rd_kafka_err2str(e);
+  }
+}
+
+void KafkaMock::SetBrokerUp(int broker_id) {
+  NoSpawnInFlight quiet;
+  rd_kafka_resp_err_t e = rd_kafka_mock_broker_set_up(impl_->cluster, broker_id);
+  if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    ADD_FAILURE() << "KafkaMock::SetBrokerUp " << broker_id << ": " << rd_kafka_err2str(e);
   }
 }
 

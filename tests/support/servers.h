@@ -112,7 +112,14 @@ class KafkaMock {
 
   std::string Bootstrap() const;  // "127.0.0.1:port[,…]"
   void CreateTopic(const std::string& name, int partitions = 1);
-  // For error injection (rd_kafka_mock_broker_set_down, push_request_errors).
+  // The broker refuses connections until SetBrokerUp, and keeps its port.
+  // Use these, not rd_kafka_mock_broker_set_down/up: going down closes the
+  // listener and binds its port again at once, and a child that Spawn()
+  // forks in that moment would hold the old listener open and make the bind
+  // fail, which aborts the process (docs/testing.md#the-kafka-mock-and-spawned-children).
+  void SetBrokerDown(int broker_id = 1);
+  void SetBrokerUp(int broker_id = 1);
+  // For other error injection (push_request_errors, set_rtt).
   rd_kafka_mock_cluster_s* cluster() const;
 
  private:
