@@ -885,5 +885,29 @@ TEST_F(DispatcherTest, TheOutboxQueriesSkipSentEventsWhenPlannedForAnAllPendingO
   EXPECT_EQ(counts->dead, 0);
 }
 
+// The service's dispatcher for KAFKA:msg sends a drain in batches of
+// claim_limit events, one Kafka transaction and one SENT update each: 2,000
+// with a default configuration (docs/dispatch.md#in-msgx-run).
+TEST_F(DispatcherTest, TheServicesDispatcherSendsADrainInBatchesOfTwoThousand) {
+  pg_->Psql(UrlDb(),
+            "INSERT INTO msg_event (event_key, target, partition_key, event_type, "
+            "state_version, payload_json, created_at, source_msg_id) "
+            "SELECT 'KAFKA:msg:' || i || ':0', 'KAFKA:msg', 'F' || (i % 50), 'UPSERT', i, "
+            "'{}', now(), i FROM generate_series(1, 2500) AS i ORDER BY i");
+  DispatcherOptions o = DispatcherOptions::ForTarget(Config{}, "KAFKA:msg");  // unfenced
+  o.topic = "t.msg";
+  o.progress_topic = "t.progress";
+  o.progress_key = DispatcherOptions::ProgressKey("log-test", "KAFKA:msg");
+  auto pub = MakePublisher();
+  Dispatcher d(
+      session_.get(), pub.get(), [] { return Result<std::int64_t>(5000); }, &clock_, o);
+  const std::vector<DispatchStep> steps = Drain(d);
+  ASSERT_GE(steps.size(), 2u);
+  EXPECT_EQ(steps[0].kind, DispatchStep::Kind::kSent);
+  EXPECT_EQ(steps[0].sent, 2000);
+  EXPECT_EQ(steps[1].sent, 500);
+  EXPECT_EQ(Query("SELECT count(*) FROM msg_event WHERE state = 'SENT'"), "2500");
+}
+
 }  // namespace
 }  // namespace msgx
