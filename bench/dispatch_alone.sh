@@ -13,6 +13,11 @@
 # 65% of the events were SENT, then per way the median and the spread
 # (min..max).
 #
+# With MSGX_BENCH_COMPARE=overlap the two ways are instead the SENT update
+# overlapping the next batch (the default) and the serial one
+# (MSGX_BENCH_DISPATCH_SERIAL=1), both with the progress record
+# (docs/performance.md#the-sent-update-overlaps-the-next-batch).
+#
 # Usage: bash bench/dispatch_alone.sh [EVENTS] [RUNS]   (defaults 200000 3)
 # Needs a built msgx and msgx_bench (scripts/build.sh); starts its own dev
 # services (`msgx dev up`: only its PostgreSQL is used) in a temporary
@@ -21,6 +26,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 EVENTS=${1:-200000}
 RUNS=${2:-3}
+COMPARE=${MSGX_BENCH_COMPARE:-progress}
 BUILD=$PWD/${MSGX_BUILD_DIR:-build}
 MSGX=$BUILD/app/msgx
 BENCH=$BUILD/bench/msgx_bench
@@ -42,11 +48,17 @@ echo "events: $EVENTS per run; machine: $(nproc) cores," \
   "$(lscpu | sed -n 's/^Model name: *//p'), $(free -g | awk '/Mem:/ {print $2}') GiB;" \
   "$(date -u +%FT%TZ); load average $(cut -d' ' -f1-3 /proc/loadavg)"
 declare -A rates
-run() {  # progress: 1 with the record, 0 without
-  local rate detail
-  read -r rate detail < <(MSGX_BENCH_POSTGRES_URL=$MSGX_POSTGRES_URL \
-    MSGX_BENCH_DISPATCH_EVENTS=$EVENTS "$BENCH" \
-    --benchmark_filter="BM_DispatchAlone/progress:$1/" --benchmark_format=json 2>/dev/null |
+way_names=("without the progress record" "with the progress record   ")
+[[ $COMPARE == overlap ]] && way_names=("serial SENT update    " "overlapped SENT update")
+run() {  # way 1: with the record (or overlapped), 0: without (or serial)
+  local rate detail progress=$1 serial=()
+  if [[ $COMPARE == overlap ]]; then
+    progress=1
+    (($1 == 0)) && serial=(MSGX_BENCH_DISPATCH_SERIAL=1)
+  fi
+  read -r rate detail < <(env "${serial[@]}" MSGX_BENCH_POSTGRES_URL="$MSGX_POSTGRES_URL" \
+    MSGX_BENCH_DISPATCH_EVENTS="$EVENTS" "$BENCH" \
+    --benchmark_filter="BM_DispatchAlone/progress:$progress/" --benchmark_format=json 2>/dev/null |
     jq -re '.benchmarks[0] | if .error_occurred then error(.error_message) else
       "\(.items_per_second | round) \(.real_time / 1000 * 10 | round / 10) s, \(.transactions)" +
       " transactions: \(.publish_s * 10 | round / 10) s in them, \(.reconcile_s * 100 | round / 100) s" +
@@ -57,7 +69,7 @@ run() {  # progress: 1 with the record, 0 without
       " (\(.head_buffers_late) buffers) at \(.events * 13 / 20 | round) SENT, by" +
       " \(.label // "?")" end')
   rates[$1]+="$rate "
-  echo "progress:$1  $rate events/s  ($detail; load average $(cut -d' ' -f1-3 /proc/loadavg))"
+  echo "${way_names[$1]}  $rate events/s  ($detail; load average $(cut -d' ' -f1-3 /proc/loadavg))"
 }
 # The first run after `msgx dev up` is slow whichever way it runs (a cold
 # PostgreSQL): one more run first, not counted.
@@ -71,5 +83,5 @@ summary() {  # label, rates
   echo "$1: median ${sorted[$((${#sorted[@]} / 2))]} events/s," \
     "spread ${sorted[0]}..${sorted[-1]} (${sorted[*]})"
 }
-summary "with the progress record   " "${rates[1]}"
-summary "without the progress record" "${rates[0]}"
+summary "${way_names[1]}" "${rates[1]}"
+summary "${way_names[0]}" "${rates[0]}"

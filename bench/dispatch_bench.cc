@@ -256,6 +256,9 @@ void BM_DispatchAlone(benchmark::State& state) {
     }
     DispatcherOptions options = DispatcherOptions::ForTarget(config, "KAFKA:msg", kLogUuid);
     if (!progress) options.progress_topic.clear();
+    // The same-run baseline of the overlapped SENT update
+    // (docs/performance.md#the-sent-update-overlaps-the-next-batch).
+    if (std::getenv("MSGX_BENCH_DISPATCH_SERIAL") != nullptr) options.overlap_sent_update = false;
     PgSession pg(url);
     TimedPublisher timed(publisher->get());
     Dispatcher dispatcher(

@@ -1,7 +1,9 @@
 #include "stream/dispatch/dispatcher.h"
 
 #include <algorithm>
+#include <future>
 #include <map>
+#include <memory>
 
 #include "base/backoff.h"
 #include "base/failpoint.h"
@@ -14,6 +16,11 @@ namespace msgx {
 namespace {
 
 constexpr size_t kMaxErrorChars = 1000;  // msg_event.last_error VARCHAR(1000)
+
+// $1 the event_ids, $2 sent_at. A row already SENT (a redo) keeps its time.
+constexpr const char* kMarkSentQuery =
+    "UPDATE msg_event SET state = 'SENT', sent_at = $2::timestamptz, attempts = attempts + 1 "
+    "WHERE event_id = ANY($1::bigint[]) AND state = 'PENDING'";
 
 }  // namespace
 
@@ -59,9 +66,60 @@ Dispatcher::Dispatcher(PgSession* pg, Publisher* publisher, MirrorOffsetFn mirro
           {{"target", options_.target}})) {}
 
 Result<DispatchStep> Dispatcher::Step() {
-  if (!options_.log_uuid.empty() && epoch_ == 0) return Stall(Status::Infra("not leader"));
-  if (epoch_ != reconciled_epoch_) reconcile_due_ = true;  // a leader change
-  return options_.aggregate ? StepAggregate() : StepSingle();
+  started_mark_ = false;
+  Result<DispatchStep> step = [&]() -> Result<DispatchStep> {
+    if (!options_.log_uuid.empty() && epoch_ == 0) return Stall(Status::Infra("not leader"));
+    if (epoch_ != reconciled_epoch_) reconcile_due_ = true;  // a leader change
+    return options_.aggregate ? StepAggregate() : StepSingle();
+  }();
+  // The SENT update this step started runs on into the next step, which
+  // reads and sends the next batch meanwhile; any other step ends with none
+  // in flight, so an idle dispatcher's events are all marked.
+  if (started_mark_ && options_.overlap_sent_update && step.ok() &&
+      step->kind == DispatchStep::Kind::kSent) {
+    return step;
+  }
+  Status marked = FinishMark();
+  if (marked.ok() || !step.ok()) return step;
+  if (marked.error_class() != ErrorClass::kInfra) return marked;
+  DispatchStep stalled = Stall(marked);
+  if (step->kind == DispatchStep::Kind::kSent) stalled.sent = step->sent;
+  return stalled;
+}
+
+Status Dispatcher::StartMark(std::vector<Event> events) {
+  if (Status s = FinishMark(); !s.ok()) return s;
+  // Test-only: kill -9 after Kafka's commit, before the SENT update.
+  MSGX_FAILPOINT("dispatch.committed", options_.target);
+  if (!mark_pg_) mark_pg_ = std::make_unique<PgSession>(pg_->url());
+  marking_ = std::move(events);
+  marking_ids_ = EventIds(marking_);
+  started_mark_ = true;
+  // Only values cross to the other thread; the counting is FinishMark's.
+  marked_ = std::async(
+      std::launch::async, [pg = mark_pg_.get(), ids = PgArrayLiteral(marking_ids_),
+                           now = PgTimestamp(clock_->NowMicros()), pipeline = options_.pipeline,
+                           epoch = epoch_, log_uuid = options_.log_uuid] {
+        auto update = [&](pqxx::dbtransaction& tx) { tx.exec_params(kMarkSentQuery, ids, now); };
+        if (log_uuid.empty()) return pg->Run(update);
+        return msgx::RunFenced(pg, pipeline, epoch, log_uuid, update);
+      });
+  return Status::Ok();
+}
+
+Status Dispatcher::FinishMark() {
+  if (!marked_.valid()) return Status::Ok();
+  Status s = marked_.get();
+  if (s.ok()) {
+    sent_total_ += static_cast<std::int64_t>(marking_.size());
+    stalled_ = false;
+    ObserveLatencies(marking_, clock_->NowMicros());
+  } else {
+    reconcile_due_ = true;  // did the UPDATE land? Kafka knows.
+  }
+  marking_.clear();
+  marking_ids_.clear();
+  return s;
 }
 
 Status Dispatcher::ReconcileIfDue() {
@@ -187,7 +245,7 @@ Status Dispatcher::MarkSentAfterCommit(const std::vector<Event>& events) {
   return s;
 }
 
-std::string Dispatcher::HeadQuery(bool open_batch_only, bool unbatched_only) {
+std::string Dispatcher::HeadQuery(bool open_batch_only, bool unbatched_only, bool excluding) {
   std::string sql =
       "SELECT e.event_id, e.event_key, coalesce(e.partition_key, ''), e.event_type, "
       "e.state_version, e.payload_json, e.attempts, "
@@ -198,6 +256,7 @@ std::string Dispatcher::HeadQuery(bool open_batch_only, bool unbatched_only) {
       "FROM msg_event e WHERE e.target = $1 AND e.state = 'PENDING'";
   if (open_batch_only) sql += " AND e.batch_id IS NOT NULL";
   if (unbatched_only) sql += " AND e.batch_id IS NULL";
+  if (excluding) sql += " AND NOT (e.event_id = ANY($3::bigint[]))";
   sql += " ORDER BY e.event_id LIMIT $2";
   return sql;
 }
@@ -205,12 +264,16 @@ std::string Dispatcher::HeadQuery(bool open_batch_only, bool unbatched_only) {
 Result<std::vector<Dispatcher::Event>> Dispatcher::LoadHead(bool open_batch_only,
                                                             bool unbatched_only) {
   std::vector<Event> out;
-  const std::string sql = HeadQuery(open_batch_only, unbatched_only);
+  // The events whose SENT update is still running are sent already.
+  const bool excluding = !marking_ids_.empty();
+  const std::string sql = HeadQuery(open_batch_only, unbatched_only, excluding);
   // Fenced too: a stale leader loads nothing, so it publishes nothing. A
   // read: the epoch is checked without a lock (kRead).
   Status s = RunFenced(
       [&](pqxx::dbtransaction& tx) {
-        pqxx::result r = tx.exec_params(sql, options_.target, options_.head_limit());
+        pqxx::result r = excluding ? tx.exec_params(sql, options_.target, options_.head_limit(),
+                                                    PgArrayLiteral(marking_ids_))
+                                   : tx.exec_params(sql, options_.target, options_.head_limit());
         out.reserve(r.size());
         for (const auto& row : r) {
           Event e;
@@ -278,12 +341,8 @@ std::vector<std::int64_t> Dispatcher::EventIds(const std::vector<Event>& events)
 Status Dispatcher::MarkSent(const std::vector<Event>& events) {
   const std::vector<std::int64_t> ids = EventIds(events);
   const std::string now = PgTimestamp(clock_->NowMicros());
-  Status s = RunFenced([&](pqxx::dbtransaction& tx) {
-    tx.exec_params(
-        "UPDATE msg_event SET state = 'SENT', sent_at = $2::timestamptz, attempts = attempts + 1 "
-        "WHERE event_id = ANY($1::bigint[]) AND state = 'PENDING'",
-        PgArrayLiteral(ids), now);
-  });
+  Status s = RunFenced(
+      [&](pqxx::dbtransaction& tx) { tx.exec_params(kMarkSentQuery, PgArrayLiteral(ids), now); });
   if (s.ok()) {
     sent_total_ += static_cast<std::int64_t>(events.size());
     stalled_ = false;
@@ -413,13 +472,18 @@ Result<DispatchStep> Dispatcher::StepSingle() {
   if (!published.ok()) return published.status();
   PublishResult r = std::move(published.value());
   if (r.committed) {
-    Status s = MarkSentAfterCommit(batch);
-    if (!s.ok()) return s.error_class() == ErrorClass::kInfra ? Result<DispatchStep>(Stall(s)) : s;
     step.kind = DispatchStep::Kind::kSent;
     step.sent = static_cast<int>(batch.size());
+    Status s = StartMark(std::move(batch));
+    if (!s.ok()) return s.error_class() == ErrorClass::kInfra ? Result<DispatchStep>(Stall(s)) : s;
     return step;
   }
   if (!r.permanent_index) return Stall(r.outage);
+  // The resends below mark on pg_, one at a time: the last batch's update
+  // ends first.
+  if (Status s = FinishMark(); !s.ok()) {
+    return s.error_class() == ErrorClass::kInfra ? Result<DispatchStep>(Stall(s)) : s;
+  }
 
   // A permanent error: resend one at a time up to the culprit, so that only
   // the event that is really at fault is charged.

@@ -12,7 +12,12 @@
 //
 // Publishing. The batch goes through the Publisher as one unit (one Kafka
 // transaction). Then:
-//   - committed: every event becomes SENT with sent_at, in one UPDATE;
+//   - committed: every event becomes SENT with sent_at, in one UPDATE; with
+//     overlap_sent_update it runs on a second connection while the next
+//     Step() reads (leaving those events out) and sends the next batch, and
+//     that step waits for it after its own commit; a step that sends
+//     nothing waits for it before returning
+//     (docs/dispatch.md#the-sent-update-overlaps-the-next-batch);
 //   - outage: nothing is charged; Step() returns kStalled (stalled() is
 //     true until a publish succeeds), the caller backs off, and the next
 //     Step() retries the same head;
@@ -65,6 +70,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <future>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -111,6 +118,12 @@ struct DispatcherOptions {
   // configuration refuses to leave empty (it must be a topic name).
   std::string progress_topic;
   std::string progress_key;
+  // KAFKA:msg and KAFKA:ref: a batch's SENT update runs on a second
+  // connection while the next batch is read and sent, and Step() returns
+  // before it ends; a step that sends nothing waits for it
+  // (docs/dispatch.md#the-sent-update-overlaps-the-next-batch). False: each
+  // step waits for its own (tests that look at the rows after one step).
+  bool overlap_sent_update = true;
   // The options of `target` ("KAFKA:msg" …) from the configuration; the
   // progress key is ProgressKey(log_uuid, target).
   static DispatcherOptions ForTarget(const Config& config, const std::string& target,
@@ -158,6 +171,9 @@ class Dispatcher {
 
   // One round: claim, publish, record. Never sleeps; the caller waits as
   // the returned step says. kInternal means a bug (stop with an alarm).
+  // With overlap_sent_update, a kSent step may return before its SENT
+  // update has ended (sent_total() counts it at the next step); any other
+  // step returns with none in flight.
   Result<DispatchStep> Step();
 
   // The epoch granted by PgLeadership; 0 means not leader, and a fenced
@@ -167,13 +183,14 @@ class Dispatcher {
   // The target's PENDING and DEAD rows now (an unfenced read).
   Result<OutboxCounts> CountOutbox();
 
-  // The SQL of the head read ($1 the target, $2 the limit) and of
-  // CountOutbox ($1 the target), for EXPLAIN in tests and bench/. Each
+  // The SQL of the head read ($1 the target, $2 the limit; with
+  // `excluding`, $3 the event_ids whose SENT update is still running) and
+  // of CountOutbox ($1 the target), for EXPLAIN in tests and bench/. Each
   // reads only its target's PENDING (or DEAD) rows through an index, never
   // the SENT ones (migrations/V6__outbox_pending_indexes.sql). Two counts,
   // not one `state IN ('PENDING', 'DEAD')`: planned with the statistics of
   // an all-PENDING outbox, that one was a scan of the whole table.
-  static std::string HeadQuery(bool open_batch_only, bool unbatched_only);
+  static std::string HeadQuery(bool open_batch_only, bool unbatched_only, bool excluding = false);
   static constexpr const char* kCountOutboxQuery =
       "SELECT (SELECT count(*) FROM msg_event WHERE target = $1 AND state = 'PENDING'), "
       "(SELECT count(*) FROM msg_event WHERE target = $1 AND state = 'DEAD')";
@@ -222,6 +239,15 @@ class Dispatcher {
   // MarkSent after a committed publish (the failpoint dispatch.committed
   // sits between the two); a failure makes a reconcile due.
   Status MarkSentAfterCommit(const std::vector<Event>& events);
+  // KAFKA:msg and KAFKA:ref after a committed publish: waits for the last
+  // batch's SENT update (FinishMark), then starts this one's on mark_pg_
+  // (the failpoint dispatch.committed first). Step() waits for it unless
+  // overlap_sent_update.
+  Status StartMark(std::vector<Event> events);
+  // Waits for the SENT update in flight, if any, and counts it; a failure
+  // makes a reconcile due (the events stay PENDING until the high-water
+  // marks them) and is returned.
+  Status FinishMark();
   Result<DispatchStep> StepSingle();
   Result<DispatchStep> StepAggregate();
   Result<std::vector<Event>> LoadHead(bool open_batch_only, bool unbatched_only);
@@ -257,6 +283,13 @@ class Dispatcher {
   Histogram* dispatch_latency_;
   Histogram* e2e_latency_;
   Counter* reconciled_counter_;
+  // The SENT update in flight (StartMark). mark_pg_ is declared first, so
+  // that the future, destroyed first, waits for the update that uses it.
+  std::unique_ptr<PgSession> mark_pg_;
+  std::vector<Event> marking_;  // its events (the next head leaves them out)
+  std::vector<std::int64_t> marking_ids_;
+  std::future<Status> marked_;  // valid while one is in flight
+  bool started_mark_ = false;   // this Step() started one
 };
 
 }  // namespace msgx

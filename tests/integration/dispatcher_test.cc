@@ -11,8 +11,10 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <pqxx/pqxx>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "base/config.h"
@@ -91,6 +93,7 @@ class DispatcherTest : public testing::PgSuite {
     o.max_attempts = 3;
     o.claim_limit = 100;
     o.aggregate = target == "KAFKA:schd";
+    o.overlap_sent_update = false;  // the rows are final after each step
     o.progress_topic = "t.progress";
     o.progress_key = DispatcherOptions::ProgressKey("log-test", target);
     return o;
@@ -505,6 +508,8 @@ std::map<std::string, int> IdCounts(const std::vector<testing::ConsumedMessage>&
 // Issue 20: a committed batch whose SENT update is lost (every connection
 // terminated between the Kafka commit and the UPDATE) is not sent again:
 // the dispatcher reconciles with the progress record and marks it SENT.
+// The first batch goes through, so that the connection of the SENT
+// updates is open when the second one's is terminated.
 TEST_F(DispatcherTest, ACommittedBatchWhoseSentUpdateIsLostIsNotSentAgain) {
   for (int v = 1; v <= 10; ++v)
     InsertEvent("KAFKA:msg", "F" + std::to_string(v % 3), v, "{\"v\":" + std::to_string(v) + "}");
@@ -513,25 +518,104 @@ TEST_F(DispatcherTest, ACommittedBatchWhoseSentUpdateIsLostIsNotSentAgain) {
     Query("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = '" +
           UrlDb() + "' AND pid <> pg_backend_pid()");
   });
+  pub.arm = 0;
   DispatcherOptions o = Options("KAFKA:msg", "t.msg");
   o.claim_limit = 4;
   Dispatcher d(
       session_.get(), &pub, [] { return Result<std::int64_t>(100); }, &clock_, o);
+  auto first = d.Step();
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  ASSERT_EQ(first->kind, DispatchStep::Kind::kSent);
+  pub.arm = 1;
   auto lost = d.Step();
   ASSERT_TRUE(lost.ok()) << lost.status().ToString();
   EXPECT_EQ(lost->kind, DispatchStep::Kind::kStalled) << "the SENT update met a dead connection";
-  EXPECT_EQ(Query("SELECT count(*) FROM msg_event WHERE state = 'SENT'"), "0");
+  EXPECT_EQ(Query("SELECT count(*) FROM msg_event WHERE state = 'SENT'"), "4");
   for (int i = 0; i < 20 && Query("SELECT count(*) FROM msg_event WHERE state = 'SENT'") != "10";
        ++i) {
     ASSERT_TRUE(d.Step().ok());
   }
   EXPECT_EQ(Query("SELECT count(*) FROM msg_event WHERE state = 'SENT'"), "10");
-  EXPECT_EQ(d.reconciled_total(), 4) << "the first batch was found in Kafka";
+  EXPECT_EQ(d.reconciled_total(), 4) << "the second batch was found in Kafka";
   auto got = testing::ConsumeTopic(kafka_->Bootstrap(), "t.msg", 11, seconds(3));
   EXPECT_EQ(got.size(), 10u);
   const auto ids = IdCounts(got);
   EXPECT_EQ(ids.size(), 10u);
   for (const auto& [id, n] : ids) EXPECT_EQ(n, 1) << id;
+}
+
+// The same with the SENT update overlapping the next batch, as in the
+// service: the lost update is found when the next step waits for it, after
+// that step's batch is committed; both batches are marked from the
+// progress record and nothing is sent twice.
+TEST_F(DispatcherTest, AnOverlappedSentUpdateThatIsLostSendsNothingTwice) {
+  for (int v = 1; v <= 12; ++v)
+    InsertEvent("KAFKA:msg", "F" + std::to_string(v % 3), v, "{\"v\":" + std::to_string(v) + "}");
+  auto real = MakePublisher();
+  ConnectionKillingPublisher pub(real.get(), [&] {
+    Query("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = '" +
+          UrlDb() + "' AND pid <> pg_backend_pid()");
+  });
+  pub.arm = 0;
+  DispatcherOptions o = Options("KAFKA:msg", "t.msg");
+  o.claim_limit = 4;
+  o.overlap_sent_update = true;
+  Dispatcher d(
+      session_.get(), &pub, [] { return Result<std::int64_t>(100); }, &clock_, o);
+  ASSERT_TRUE(d.Step().ok());
+  pub.arm = 1;
+  for (int i = 0; i < 20 && Query("SELECT count(*) FROM msg_event WHERE state = 'SENT'") != "12";
+       ++i) {
+    ASSERT_TRUE(d.Step().ok());
+  }
+  EXPECT_EQ(Query("SELECT count(*) FROM msg_event WHERE state = 'SENT'"), "12");
+  EXPECT_GE(d.reconciled_total(), 4) << "the batch whose update was lost was found in Kafka";
+  auto got = testing::ConsumeTopic(kafka_->Bootstrap(), "t.msg", 13, seconds(3));
+  EXPECT_EQ(got.size(), 12u);
+  const auto ids = IdCounts(got);
+  EXPECT_EQ(ids.size(), 12u);
+  for (const auto& [id, n] : ids) EXPECT_EQ(n, 1) << id;
+}
+
+// The SENT update of a batch overlaps the next batch: held up by a row
+// lock, it does not hold the next batch back, and the next head leaves its
+// events out (none is found already delivered and marked a second way).
+TEST_F(DispatcherTest, TheNextBatchIsSentWhileTheLastOnesSentUpdateRuns) {
+  for (int v = 1; v <= 8; ++v)
+    InsertEvent("KAFKA:msg", "F" + std::to_string(v % 3), v, "{\"v\":" + std::to_string(v) + "}");
+  auto pub = MakePublisher();
+  DispatcherOptions o = Options("KAFKA:msg", "t.msg");
+  o.claim_limit = 4;
+  o.overlap_sent_update = true;
+  Dispatcher d(
+      session_.get(), pub.get(), [] { return Result<std::int64_t>(100); }, &clock_, o);
+  // Another transaction locks the first event's row: the first batch's
+  // update waits for it.
+  pqxx::connection locker(url_);
+  pqxx::work lock(locker);
+  lock.exec("SELECT 1 FROM msg_event ORDER BY event_id LIMIT 1 FOR UPDATE");
+  std::atomic<bool> second_done{false};
+  Result<DispatchStep> first = Status::Internal("not run");
+  Result<DispatchStep> second = Status::Internal("not run");
+  std::thread stepper([&] {
+    first = d.Step();   // sends 1..4; their update waits for the lock
+    second = d.Step();  // sends 5..8, then waits for the first update
+    second_done = true;
+  });
+  auto got = testing::ConsumeTopic(kafka_->Bootstrap(), "t.msg", 8, seconds(10));
+  EXPECT_EQ(got.size(), 8u) << "the second batch went out while the first update waited";
+  EXPECT_FALSE(second_done) << "the second step waits for the first batch's update";
+  lock.abort();
+  stepper.join();
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_EQ(first->kind, DispatchStep::Kind::kSent);
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  EXPECT_EQ(second->kind, DispatchStep::Kind::kSent);
+  EXPECT_EQ(second->sent, 4);
+  Drain(d);
+  EXPECT_EQ(Query("SELECT count(*) FROM msg_event WHERE state = 'SENT'"), "8");
+  EXPECT_EQ(d.reconciled_total(), 0);
+  EXPECT_EQ(d.sent_total(), 8);
 }
 
 // Issue 20: the outbox's SENT marks lost, as in a PostgreSQL restored to an
