@@ -13,10 +13,10 @@
 // Publishing. The batch goes through the Publisher as one unit (one Kafka
 // transaction). Then:
 //   - committed: every event becomes SENT with sent_at, in one UPDATE; with
-//     overlap_sent_update it runs on a second connection while the next
-//     Step() reads (leaving those events out) and sends the next batch, and
-//     that step waits for it after its own commit; a step that sends
-//     nothing waits for it before returning
+//     overlap_sent_update and a full batch it runs on a second connection
+//     while the next Step() reads (leaving those events out) and sends the
+//     next batch, and that step waits for it after its own commit; any
+//     other step waits for it before returning
 //     (docs/dispatch.md#the-sent-update-overlaps-the-next-batch);
 //   - outage: nothing is charged; Step() returns kStalled (stalled() is
 //     true until a publish succeeds), the caller backs off, and the next
@@ -118,11 +118,12 @@ struct DispatcherOptions {
   // configuration refuses to leave empty (it must be a topic name).
   std::string progress_topic;
   std::string progress_key;
-  // KAFKA:msg and KAFKA:ref: a batch's SENT update runs on a second
-  // connection while the next batch is read and sent, and Step() returns
-  // before it ends; a step that sends nothing waits for it
-  // (docs/dispatch.md#the-sent-update-overlaps-the-next-batch). False: each
-  // step waits for its own (tests that look at the rows after one step).
+  // KAFKA:msg and KAFKA:ref: the SENT update of a full batch (claim_limit
+  // events, a backlog) runs on a second connection while the next batch is
+  // read and sent, and Step() returns before it ends; any other step waits
+  // for it (docs/dispatch.md#the-sent-update-overlaps-the-next-batch).
+  // False: each step waits for its own (tests that look at the rows after
+  // one step).
   bool overlap_sent_update = true;
   // The options of `target` ("KAFKA:msg" …) from the configuration; the
   // progress key is ProgressKey(log_uuid, target).
@@ -171,9 +172,9 @@ class Dispatcher {
 
   // One round: claim, publish, record. Never sleeps; the caller waits as
   // the returned step says. kInternal means a bug (stop with an alarm).
-  // With overlap_sent_update, a kSent step may return before its SENT
-  // update has ended (sent_total() counts it at the next step); any other
-  // step returns with none in flight.
+  // With overlap_sent_update, a kSent step of a full batch may return
+  // before its SENT update has ended (sent_total() counts it at the next
+  // step); any other step returns with none in flight.
   Result<DispatchStep> Step();
 
   // The epoch granted by PgLeadership; 0 means not leader, and a fenced
