@@ -66,7 +66,6 @@ Dispatcher::Dispatcher(PgSession* pg, Publisher* publisher, MirrorOffsetFn mirro
           {{"target", options_.target}})) {}
 
 Result<DispatchStep> Dispatcher::Step() {
-  started_mark_ = false;
   Result<DispatchStep> step = [&]() -> Result<DispatchStep> {
     if (!options_.log_uuid.empty() && epoch_ == 0) return Stall(Status::Infra("not leader"));
     if (epoch_ != reconciled_epoch_) reconcile_due_ = true;  // a leader change
@@ -78,7 +77,9 @@ Result<DispatchStep> Dispatcher::Step() {
   // full batch the service keeps up, and overlapping only made its steps
   // smaller and more frequent: more transactions for a PostgreSQL that is
   // the service's bottleneck (docs/dispatch.md#the-sent-update-overlaps-the-next-batch).
-  if (started_mark_ && options_.overlap_sent_update && step.ok() &&
+  // An update still in flight here is this step's: StartMark and the
+  // resends after a permanent error wait for the last one first.
+  if (marked_.valid() && options_.overlap_sent_update && step.ok() &&
       step->kind == DispatchStep::Kind::kSent && step->sent >= options_.claim_limit) {
     return step;
   }
@@ -97,7 +98,6 @@ Status Dispatcher::StartMark(std::vector<Event> events) {
   if (!mark_pg_) mark_pg_ = std::make_unique<PgSession>(pg_->url());
   marking_ = std::move(events);
   marking_ids_ = EventIds(marking_);
-  started_mark_ = true;
   // Only values cross to the other thread; the counting is FinishMark's.
   marked_ = std::async(
       std::launch::async, [pg = mark_pg_.get(), ids = PgArrayLiteral(marking_ids_),
@@ -114,9 +114,7 @@ Status Dispatcher::FinishMark() {
   if (!marked_.valid()) return Status::Ok();
   Status s = marked_.get();
   if (s.ok()) {
-    sent_total_ += static_cast<std::int64_t>(marking_.size());
-    stalled_ = false;
-    ObserveLatencies(marking_, clock_->NowMicros());
+    CountSent(marking_);
   } else {
     reconcile_due_ = true;  // did the UPDATE land? Kafka knows.
   }
@@ -346,12 +344,14 @@ Status Dispatcher::MarkSent(const std::vector<Event>& events) {
   const std::string now = PgTimestamp(clock_->NowMicros());
   Status s = RunFenced(
       [&](pqxx::dbtransaction& tx) { tx.exec_params(kMarkSentQuery, PgArrayLiteral(ids), now); });
-  if (s.ok()) {
-    sent_total_ += static_cast<std::int64_t>(events.size());
-    stalled_ = false;
-    ObserveLatencies(events, clock_->NowMicros());
-  }
+  if (s.ok()) CountSent(events);
   return s;
+}
+
+void Dispatcher::CountSent(const std::vector<Event>& events) {
+  sent_total_ += static_cast<std::int64_t>(events.size());
+  stalled_ = false;
+  ObserveLatencies(events, clock_->NowMicros());
 }
 
 void Dispatcher::ObserveLatencies(const std::vector<Event>& events, MicrosSinceEpoch acked) {

@@ -255,6 +255,9 @@ class Dispatcher {
   OutgoingMessage ToMessage(const Event& e) const;
   OutgoingMessage BatchMessage(const std::vector<Event>& members) const;
   Status MarkSent(const std::vector<Event>& events);
+  // After a SENT update of `events` committed: the counters, the latency
+  // histograms, and the end of a stall.
+  void CountSent(const std::vector<Event>& events);
   // The latency histograms of events acknowledged at `acked`.
   void ObserveLatencies(const std::vector<Event>& events, MicrosSinceEpoch acked);
   // Charges a permanent failure to `events`; returns how many became DEAD.
@@ -290,7 +293,6 @@ class Dispatcher {
   std::vector<Event> marking_;  // its events (the next head leaves them out)
   std::vector<std::int64_t> marking_ids_;
   std::future<Status> marked_;  // valid while one is in flight
-  bool started_mark_ = false;   // this Step() started one
 };
 
 }  // namespace msgx

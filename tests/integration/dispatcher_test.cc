@@ -116,6 +116,21 @@ class DispatcherTest : public testing::PgSuite {
   }
   std::string UrlDb() const { return url_.substr(url_.rfind('/') + 1); }
 
+  // Terminates every connection to the test's database but the caller's.
+  void TerminateConnections() {
+    Query("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = '" +
+          UrlDb() + "' AND pid <> pg_backend_pid()");
+  }
+
+  // Steps until `n` events are SENT (at most 20 steps).
+  void StepUntilSent(Dispatcher& d, int n) {
+    const std::string want = std::to_string(n);
+    for (int i = 0; i < 20 && Query("SELECT count(*) FROM msg_event WHERE state = 'SENT'") != want;
+         ++i) {
+      ASSERT_TRUE(d.Step().ok());
+    }
+  }
+
   // Steps until idle/gated/waiting (bounded).
   std::vector<DispatchStep> Drain(Dispatcher& d, int max_steps = 50) {
     std::vector<DispatchStep> steps;
@@ -505,6 +520,15 @@ std::map<std::string, int> IdCounts(const std::vector<testing::ConsumedMessage>&
   return n;
 }
 
+// t.msg holds `n` records, each event once (it waits 3 s for one more).
+void ExpectEachEventOnce(const std::string& bootstrap, size_t n) {
+  auto got = testing::ConsumeTopic(bootstrap, "t.msg", n + 1, seconds(3));
+  EXPECT_EQ(got.size(), n);
+  const auto ids = IdCounts(got);
+  EXPECT_EQ(ids.size(), n);
+  for (const auto& [id, count] : ids) EXPECT_EQ(count, 1) << id;
+}
+
 // Issue 20: a committed batch whose SENT update is lost (every connection
 // terminated between the Kafka commit and the UPDATE) is not sent again:
 // the dispatcher reconciles with the progress record and marks it SENT.
@@ -514,10 +538,7 @@ TEST_F(DispatcherTest, ACommittedBatchWhoseSentUpdateIsLostIsNotSentAgain) {
   for (int v = 1; v <= 10; ++v)
     InsertEvent("KAFKA:msg", "F" + std::to_string(v % 3), v, "{\"v\":" + std::to_string(v) + "}");
   auto real = MakePublisher();
-  ConnectionKillingPublisher pub(real.get(), [&] {
-    Query("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = '" +
-          UrlDb() + "' AND pid <> pg_backend_pid()");
-  });
+  ConnectionKillingPublisher pub(real.get(), [this] { TerminateConnections(); });
   pub.arm = 0;
   DispatcherOptions o = Options("KAFKA:msg", "t.msg");
   o.claim_limit = 4;
@@ -531,17 +552,10 @@ TEST_F(DispatcherTest, ACommittedBatchWhoseSentUpdateIsLostIsNotSentAgain) {
   ASSERT_TRUE(lost.ok()) << lost.status().ToString();
   EXPECT_EQ(lost->kind, DispatchStep::Kind::kStalled) << "the SENT update met a dead connection";
   EXPECT_EQ(Query("SELECT count(*) FROM msg_event WHERE state = 'SENT'"), "4");
-  for (int i = 0; i < 20 && Query("SELECT count(*) FROM msg_event WHERE state = 'SENT'") != "10";
-       ++i) {
-    ASSERT_TRUE(d.Step().ok());
-  }
+  ASSERT_NO_FATAL_FAILURE(StepUntilSent(d, 10));
   EXPECT_EQ(Query("SELECT count(*) FROM msg_event WHERE state = 'SENT'"), "10");
   EXPECT_EQ(d.reconciled_total(), 4) << "the second batch was found in Kafka";
-  auto got = testing::ConsumeTopic(kafka_->Bootstrap(), "t.msg", 11, seconds(3));
-  EXPECT_EQ(got.size(), 10u);
-  const auto ids = IdCounts(got);
-  EXPECT_EQ(ids.size(), 10u);
-  for (const auto& [id, n] : ids) EXPECT_EQ(n, 1) << id;
+  ExpectEachEventOnce(kafka_->Bootstrap(), 10);
 }
 
 // The same with the SENT update overlapping the next batch, as in the
@@ -552,10 +566,7 @@ TEST_F(DispatcherTest, AnOverlappedSentUpdateThatIsLostSendsNothingTwice) {
   for (int v = 1; v <= 12; ++v)
     InsertEvent("KAFKA:msg", "F" + std::to_string(v % 3), v, "{\"v\":" + std::to_string(v) + "}");
   auto real = MakePublisher();
-  ConnectionKillingPublisher pub(real.get(), [&] {
-    Query("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = '" +
-          UrlDb() + "' AND pid <> pg_backend_pid()");
-  });
+  ConnectionKillingPublisher pub(real.get(), [this] { TerminateConnections(); });
   pub.arm = 0;
   DispatcherOptions o = Options("KAFKA:msg", "t.msg");
   o.claim_limit = 4;
@@ -564,17 +575,10 @@ TEST_F(DispatcherTest, AnOverlappedSentUpdateThatIsLostSendsNothingTwice) {
       session_.get(), &pub, [] { return Result<std::int64_t>(100); }, &clock_, o);
   ASSERT_TRUE(d.Step().ok());
   pub.arm = 1;
-  for (int i = 0; i < 20 && Query("SELECT count(*) FROM msg_event WHERE state = 'SENT'") != "12";
-       ++i) {
-    ASSERT_TRUE(d.Step().ok());
-  }
+  ASSERT_NO_FATAL_FAILURE(StepUntilSent(d, 12));
   EXPECT_EQ(Query("SELECT count(*) FROM msg_event WHERE state = 'SENT'"), "12");
   EXPECT_GE(d.reconciled_total(), 4) << "the batch whose update was lost was found in Kafka";
-  auto got = testing::ConsumeTopic(kafka_->Bootstrap(), "t.msg", 13, seconds(3));
-  EXPECT_EQ(got.size(), 12u);
-  const auto ids = IdCounts(got);
-  EXPECT_EQ(ids.size(), 12u);
-  for (const auto& [id, n] : ids) EXPECT_EQ(n, 1) << id;
+  ExpectEachEventOnce(kafka_->Bootstrap(), 12);
 }
 
 // The SENT update of a batch overlaps the next batch: held up by a row
@@ -691,10 +695,7 @@ TEST_F(DispatcherTest, ACommittedScheduleBatchIsNotSentAgain) {
   InsertEvent("KAFKA:schd", "A", 1, "{\"v\":1}");
   InsertEvent("KAFKA:schd", "B", 2, "{\"v\":2}");
   auto real = MakePublisher();
-  ConnectionKillingPublisher pub(real.get(), [&] {
-    Query("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = '" +
-          UrlDb() + "' AND pid <> pg_backend_pid()");
-  });
+  ConnectionKillingPublisher pub(real.get(), [this] { TerminateConnections(); });
   DispatcherOptions o = Options("KAFKA:schd", "t.schd");
   o.flush_limit = 2;
   Dispatcher d(

@@ -58,21 +58,25 @@ void KafkaMock::CreateTopic(const std::string& name, int partitions) {
   }
 }
 
-void KafkaMock::SetBrokerDown(int broker_id) {
+namespace {
+
+// librdkafka's set_down or set_up, with no Spawn() between fork and the
+// child's close_range (servers.h).
+void SetBroker(rd_kafka_mock_cluster_t* cluster, int broker_id, bool up) {
   NoSpawnInFlight quiet;
-  rd_kafka_resp_err_t e = rd_kafka_mock_broker_set_down(impl_->cluster, broker_id);
+  rd_kafka_resp_err_t e = up ? rd_kafka_mock_broker_set_up(cluster, broker_id)
+                             : rd_kafka_mock_broker_set_down(cluster, broker_id);
   if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    ADD_FAILURE() << "KafkaMock::SetBrokerDown " << broker_id << ": " << rd_kafka_err2str(e);
+    ADD_FAILURE() << "KafkaMock: broker " << broker_id << (up ? " up: " : " down: ")
+                  << rd_kafka_err2str(e);
   }
 }
 
-void KafkaMock::SetBrokerUp(int broker_id) {
-  NoSpawnInFlight quiet;
-  rd_kafka_resp_err_t e = rd_kafka_mock_broker_set_up(impl_->cluster, broker_id);
-  if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    ADD_FAILURE() << "KafkaMock::SetBrokerUp " << broker_id << ": " << rd_kafka_err2str(e);
-  }
-}
+}  // namespace
+
+void KafkaMock::SetBrokerDown(int broker_id) { SetBroker(impl_->cluster, broker_id, false); }
+
+void KafkaMock::SetBrokerUp(int broker_id) { SetBroker(impl_->cluster, broker_id, true); }
 
 rd_kafka_mock_cluster_s* KafkaMock::cluster() const { return impl_->cluster; }
 
