@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "schemas/state_generated.h"
+#include "state/compact_flight.h"
 
 namespace msgx {
 namespace {
@@ -84,7 +85,9 @@ const T* Verified(std::string_view bytes) {
 
 }  // namespace
 
-std::string EncodeFlight(const Flight& f) {
+std::string EncodeFlight(const Flight& f) { return EncodeCompactFlight(f); }
+
+std::string EncodeFlatbufferFlight(const Flight& f) {
   FlatBufferBuilder b(512);
   auto flid = b.CreateString(f.flid);
   auto rec = BuildRecord(b, f.data);
@@ -93,6 +96,7 @@ std::string EncodeFlight(const Flight& f) {
 }
 
 Result<Flight> DecodeFlight(std::string_view bytes) {
+  if (IsCompactFlight(bytes)) return DecodeCompactFlight(bytes);
   const fs::Flight* in = Verified<fs::Flight>(bytes);
   if (!in) return Status::Internal("state: flight record does not verify");
   Flight f;
@@ -102,7 +106,16 @@ Result<Flight> DecodeFlight(std::string_view bytes) {
   return f;
 }
 
+bool SameStoredFlight(std::string_view a, std::string_view b) {
+  if (a == b) return true;
+  if (IsCompactFlight(a) == IsCompactFlight(b)) return false;  // one form: canonical bytes
+  auto x = DecodeFlight(a);
+  auto y = DecodeFlight(b);
+  return x.ok() && y.ok() && *x == *y;
+}
+
 Result<std::optional<MicrosSinceEpoch>> StoredFlightSodt(std::string_view bytes) {
+  if (IsCompactFlight(bytes)) return CompactFlightSodt(bytes);
   const fs::Flight* in = Verified<fs::Flight>(bytes);
   if (!in) return Status::Internal("state: flight record does not verify");
   if (in->data() && in->data()->fields()) {

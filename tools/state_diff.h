@@ -29,6 +29,8 @@ using EntryDiffVisitor =
                        std::optional<std::string_view> b)>;
 
 // Visits every differing entry; a scan error of either store is returned.
+// A flight stored in the older flatbuffer form and the same flight in the
+// compact form do not differ (SameStoredFlight, state/state_codec.h).
 // With [first_cf, end_cf), the column families of those indexes only
 // (StateStore::NewEntryCursor).
 Status DiffEntries(const StateStore& a, const StateStore& b, const EntryDiffVisitor& visit,
