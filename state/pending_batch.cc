@@ -2,6 +2,8 @@
 
 #include <flatbuffers/flatbuffers.h>
 
+#include <unordered_map>
+
 #include "schemas/pending_generated.h"
 
 namespace msgx {
@@ -40,7 +42,8 @@ std::size_t EstimatedSize(const PendingBatch& p) {
     n +=
         160 + h.flid.size() + h.alcd.size() + h.flno.size() + h.mvin.size() + h.payload_json.size();
   }
-  for (const FlightRow& f : p.flights) n += 64 + f.flid.size() + (f.json ? f.json->size() : 0);
+  // Flight rows' JSON mostly points into an event (Build): not counted.
+  for (const FlightRow& f : p.flights) n += 64 + f.flid.size();
   return n;
 }
 
@@ -69,7 +72,22 @@ void Build(const PendingBatch& p, FlatBufferBuilder& b) {
                                 b.CreateString(h.flno), b.CreateString(h.mvin), h.sodt.has_value(),
                                 h.sodt.value_or(0), b.CreateString(h.payload_json), h.swept_micros);
   });
+  // A flight's JSON is nearly always inside the payload of its last event
+  // in the batch: the row then points there instead of holding a copy.
+  std::unordered_map<std::string_view, std::size_t> last_event;
+  last_event.reserve(p.events.size());
+  for (std::size_t i = 0; i < p.events.size(); ++i) last_event[p.events[i].partition_key] = i;
   auto flights = BuildVector(b, p.flights, [&](const FlightRow& f) {
+    if (f.json) {
+      if (auto e = last_event.find(f.flid); e != last_event.end()) {
+        const std::string& payload = p.events[e->second].payload_json;
+        if (const std::size_t at = payload.find(*f.json); at != std::string::npos) {
+          return fp::CreateFlightRow(
+              b, b.CreateString(f.flid), false, 0, static_cast<std::int32_t>(e->second),
+              static_cast<std::uint32_t>(at), static_cast<std::uint32_t>(f.json->size()));
+        }
+      }
+    }
     return fp::CreateFlightRow(b, b.CreateString(f.flid), !f.json.has_value(),
                                b.CreateString(f.json.value_or("")));
   });
@@ -169,7 +187,17 @@ Result<PendingBatch> DecodePendingBatch(std::string_view bytes) {
   if (in->flights()) {
     for (const fp::FlightRow* f : *in->flights()) {
       FlightRow row{Str(f->flid()), std::nullopt};
-      if (!f->deleted()) row.json = Str(f->json());
+      if (f->json_event() >= 0) {
+        const auto e = static_cast<std::size_t>(f->json_event());
+        if (e >= p.events.size() || f->json_at() > p.events[e].payload_json.size() ||
+            f->json_size() > p.events[e].payload_json.size() - f->json_at()) {
+          return Status::Internal("pending batch: flight row " + row.flid +
+                                  " points outside its event");
+        }
+        row.json = p.events[e].payload_json.substr(f->json_at(), f->json_size());
+      } else if (!f->deleted()) {
+        row.json = Str(f->json());
+      }
       p.flights.push_back(std::move(row));
     }
   }
