@@ -686,11 +686,13 @@ TEST_P(CrashLoopTest, KillNineWhileMessagesFlowLosesNothingDuplicatesNothing) {
     // read_committed consumers and a real broker hides
     // (docs/crash-safety.md). Exactly once is held by the dispatcher tests.
     const auto kafka = testing::CheckKafkaTail(kafka_->Bootstrap(), topic, own_url_, target,
-                                               /*require_once=*/false);
+                                               /*require_once=*/false, state_dir_ + "/msgx.log");
     for (const auto& problem : kafka.problems) ADD_FAILURE() << problem;
-    std::printf("crash loop: %s: read %zu messages back from event_id %lld on, %d second copies\n",
-                target, kafka.read, static_cast<long long>(kafka.oldest_event_id),
-                kafka.duplicates);
+    std::printf(
+        "crash loop: %s: read %zu messages back from event_id %lld on, %d second copies, %d "
+        "missing that a reconcile marked SENT (the mock's unfinished transactions)\n",
+        target, kafka.read, static_cast<long long>(kafka.oldest_event_id), kafka.duplicates,
+        kafka.reconciled_missing);
   }
 
   testing::ExpectRefoldVerifies(Env(), std::chrono::minutes(5));
