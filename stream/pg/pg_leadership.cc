@@ -44,6 +44,9 @@ Result<LeadershipAttempt> PgLeadership::TryAcquire() {
     pqxx::work tx(*conn_);
     tx.exec_params("INSERT INTO pipeline (name, log_uuid) VALUES ($1, $2) ON CONFLICT DO NOTHING",
                    pipeline_, log_uuid_);
+    // FOR UPDATE, not the UPDATE's own lock: it is what waits for every
+    // fenced transaction in flight (their FOR KEY SHARE, CheckEpoch), so no
+    // new epoch is granted while a stale one can still commit.
     const std::string owner =
         tx.exec_params1("SELECT log_uuid FROM pipeline WHERE name = $1 FOR UPDATE", pipeline_)[0]
             .as<std::string>();
@@ -102,7 +105,12 @@ Status RunFenced(PgSession* pg, const std::string& pipeline, std::int64_t epoch,
 Status CheckEpoch(pqxx::dbtransaction& tx, const std::string& pipeline, std::int64_t epoch,
                   const std::string& log_uuid, EpochCheck how) {
   static const std::string kRead = "SELECT leader_epoch, log_uuid FROM pipeline WHERE name = $1";
-  static const std::string kLock = kRead + " FOR SHARE";
+  // FOR KEY SHARE, the weakest row lock: it conflicts with the takeover's
+  // FOR UPDATE (the fence) but not with the FOR NO KEY UPDATE of the
+  // leader's own `UPDATE pipeline SET applied_offset`, so the applier's
+  // commit does not wait for a dispatcher's SENT update
+  // (docs/commit-protocol.md#single-writer).
+  static const std::string kLock = kRead + " FOR KEY SHARE";
   pqxx::result r = tx.exec_params(how == EpochCheck::kLock ? kLock : kRead, pipeline);
   const std::string stale(kStaleEpochMark);
   if (r.empty()) return Status::Infra(stale + ": no pipeline row '" + pipeline + "'");

@@ -63,8 +63,10 @@ class PgLeadership {
 };
 
 // How a transaction checks its epoch.
-//   kLock  a transaction that writes: a row lock on `pipeline` (FOR SHARE),
-//          so no new epoch is granted until it commits (the fence);
+//   kLock  a transaction that writes: a row lock on `pipeline` (FOR KEY
+//          SHARE), so no new epoch is granted until it commits (the fence:
+//          a takeover locks the row FOR UPDATE first); the leader's own
+//          non-key updates of the row do not wait for it;
 //   kRead  a transaction that only reads: the epoch as of its read, no lock.
 //          A lock would add nothing (a new epoch may come the moment after
 //          the commit either way) and would cost a write: a row lock marks

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <future>
+#include <pqxx/pqxx>
 #include <thread>
 
 #include "base/stopper.h"
@@ -116,6 +118,38 @@ TEST_F(LeadershipTest, AReadChecksTheEpochWithoutBecomingAWrite) {
   Status stale = RunFenced(
       &s, "main", old_epoch, "log-1", [](pqxx::dbtransaction&) {}, EpochCheck::kRead);
   EXPECT_NE(stale.message().find("stale epoch"), std::string::npos) << stale.ToString();
+}
+
+// The fence's lock (kLock, FOR KEY SHARE) holds off a takeover until the
+// fenced transaction ends, but not the leader's own progress: the
+// applier's `UPDATE pipeline SET applied_offset` goes through at once.
+TEST_F(LeadershipTest, TheFenceHoldsOffATakeoverButNotTheLeadersOwnProgress) {
+  PgLeadership a(url_, "log-1");
+  ASSERT_TRUE(a.TryAcquire().ok());
+  const std::int64_t epoch = a.epoch();
+  pqxx::connection fenced_conn(url_);
+  pqxx::work fenced(fenced_conn);
+  ASSERT_TRUE(CheckEpoch(fenced, "main", epoch, "log-1", EpochCheck::kLock).ok());
+
+  {
+    pqxx::connection c(url_);
+    pqxx::work w(c);
+    w.exec("SET LOCAL lock_timeout = '2s'");
+    EXPECT_NO_THROW(w.exec_params(
+        "UPDATE pipeline SET applied_offset = 5 WHERE name = 'main' AND leader_epoch = $1", epoch));
+    w.commit();
+  }
+
+  a.Release();
+  PgLeadership b(url_, "log-1");
+  auto takeover = std::async(std::launch::async, [&] { return b.TryAcquire(); });
+  EXPECT_EQ(takeover.wait_for(std::chrono::milliseconds(500)), std::future_status::timeout)
+      << "a new epoch was granted while a fenced transaction could still commit";
+  fenced.commit();
+  auto next = takeover.get();
+  ASSERT_TRUE(next.ok()) << next.status().ToString();
+  EXPECT_TRUE(next->leader);
+  EXPECT_EQ(next->epoch, epoch + 1);
 }
 
 // A writer's refusal that names a stale epoch steps the keeper down at once
