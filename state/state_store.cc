@@ -421,6 +421,8 @@ StateStore::EntryCursor::EntryCursor(const StateStore* store) : store_(store) {}
 StateStore::EntryCursor::~EntryCursor() = default;
 
 bool StateStore::EntryCursor::Valid() const { return it_ != nullptr && it_->Valid(); }
+std::string_view StateStore::ColumnFamilyName(std::size_t i) { return kCfNames[i]; }
+
 std::string_view StateStore::EntryCursor::cf() const { return kCfNames[cf_]; }
 std::string_view StateStore::EntryCursor::key() const {
   return {it_->key().data(), it_->key().size()};

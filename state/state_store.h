@@ -205,6 +205,9 @@ class StateStore final : public StateView {
   // (cf_index(): the walk's order), so that two threads can walk one store
   // in two parts.
   static constexpr std::size_t kColumnFamilies = 8;
+  // The name of column family `i` < kColumnFamilies, in that order (the
+  // table at the top of this file).
+  static std::string_view ColumnFamilyName(std::size_t i);
   std::unique_ptr<EntryCursor> NewEntryCursor(std::size_t first_cf = 0,
                                               std::size_t end_cf = kColumnFamilies) const;
 

@@ -109,6 +109,13 @@ class DispatcherTest : public testing::PgSuite {
                   std::to_string(1000 + version) + ")");
   }
 
+  // KAFKA:msg events of versions 1..n, flight "F<v % 3>", payload {"v":v}.
+  void InsertMsgEvents(int n) {
+    for (int v = 1; v <= n; ++v) {
+      InsertEvent("KAFKA:msg", "F" + std::to_string(v % 3), v, "{\"v\":" + std::to_string(v) + "}");
+    }
+  }
+
   std::string Query(const std::string& sql) {
     std::string out = pg_->Psql(UrlDb(), sql);
     while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
@@ -336,8 +343,7 @@ TEST_F(DispatcherTest, BrokerInjectedPermanentErrorDeadsOnlyTheCulprit) {
 // Transient errors in the middle of a stream (not enough replicas, leader
 // moving) are outages: nothing is charged and no key is reordered.
 TEST_F(DispatcherTest, TransientErrorsMidStreamKeepPerKeyOrder) {
-  for (int v = 1; v <= 30; ++v)
-    InsertEvent("KAFKA:msg", "F" + std::to_string(v % 3), v, "{\"v\":" + std::to_string(v) + "}");
+  InsertMsgEvents(30);
   auto pub = MakePublisher();
   DispatcherOptions o = Options("KAFKA:msg", "t.msg");
   o.claim_limit = 7;
@@ -535,8 +541,7 @@ void ExpectEachEventOnce(const std::string& bootstrap, size_t n) {
 // The first batch goes through, so that the connection of the SENT
 // updates is open when the second one's is terminated.
 TEST_F(DispatcherTest, ACommittedBatchWhoseSentUpdateIsLostIsNotSentAgain) {
-  for (int v = 1; v <= 10; ++v)
-    InsertEvent("KAFKA:msg", "F" + std::to_string(v % 3), v, "{\"v\":" + std::to_string(v) + "}");
+  InsertMsgEvents(10);
   auto real = MakePublisher();
   ConnectionKillingPublisher pub(real.get(), [this] { TerminateConnections(); });
   pub.arm = 0;
@@ -563,8 +568,7 @@ TEST_F(DispatcherTest, ACommittedBatchWhoseSentUpdateIsLostIsNotSentAgain) {
 // that step's batch is committed; both batches are marked from the
 // progress record and nothing is sent twice.
 TEST_F(DispatcherTest, AnOverlappedSentUpdateThatIsLostSendsNothingTwice) {
-  for (int v = 1; v <= 12; ++v)
-    InsertEvent("KAFKA:msg", "F" + std::to_string(v % 3), v, "{\"v\":" + std::to_string(v) + "}");
+  InsertMsgEvents(12);
   auto real = MakePublisher();
   ConnectionKillingPublisher pub(real.get(), [this] { TerminateConnections(); });
   pub.arm = 0;
@@ -585,8 +589,7 @@ TEST_F(DispatcherTest, AnOverlappedSentUpdateThatIsLostSendsNothingTwice) {
 // lock, it does not hold the next batch back, and the next head leaves its
 // events out (none is found already delivered and marked a second way).
 TEST_F(DispatcherTest, TheNextBatchIsSentWhileTheLastOnesSentUpdateRuns) {
-  for (int v = 1; v <= 8; ++v)
-    InsertEvent("KAFKA:msg", "F" + std::to_string(v % 3), v, "{\"v\":" + std::to_string(v) + "}");
+  InsertMsgEvents(8);
   auto pub = MakePublisher();
   DispatcherOptions o = Options("KAFKA:msg", "t.msg");
   o.claim_limit = 4;
@@ -783,8 +786,7 @@ std::int64_t HandOver(PgLeadership& from, PgLeadership& to) {
 // without it A sends B's committed batch again.)
 TEST_F(DispatcherTest, ALeaderChangeAfterAKafkaCommitSendsNothingTwice) {
   const int kEvents = 24;  // six batches of four
-  for (int v = 1; v <= kEvents; ++v)
-    InsertEvent("KAFKA:msg", "F" + std::to_string(v % 3), v, "{\"v\":" + std::to_string(v) + "}");
+  InsertMsgEvents(kEvents);
   PgLeadership lead_a(url_, "log-A");
   PgLeadership lead_b(url_, "log-A");
   auto first = lead_a.TryAcquire();

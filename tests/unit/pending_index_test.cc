@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "state/state_store.h"
+#include "tests/support/raw_state_store.h"
 #include "tests/unit/fold_fakes.h"
 
 namespace msgx {
@@ -52,19 +53,12 @@ StateStore::Options ReadOnly() {
 // The index's keys in the store at `path` (closed); with `drop`, removes
 // them, as a store of the version before the index has none.
 std::vector<std::string> IndexKeys(const std::string& path, bool drop) {
-  std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
-  for (const char* n : {"default", "flights", "flight_sodt", "reference", "identity", "outcomes",
-                        "meta", "pending"}) {
-    cfs.emplace_back(n, rocksdb::ColumnFamilyOptions());
-  }
-  std::vector<rocksdb::ColumnFamilyHandle*> handles;
-  rocksdb::DB* raw = nullptr;
-  EXPECT_TRUE(rocksdb::DB::Open(rocksdb::DBOptions(), path, cfs, &handles, &raw).ok());
-  if (raw == nullptr) return {};
-  std::unique_ptr<rocksdb::DB> db(raw);
-  rocksdb::ColumnFamilyHandle* meta = handles[6];
+  RawStateStore store(path);
+  EXPECT_TRUE(store.ok());
+  if (!store.ok()) return {};
+  rocksdb::ColumnFamilyHandle* meta = store.cf("meta");
   std::vector<std::string> keys;
-  std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions(), meta));
+  std::unique_ptr<rocksdb::Iterator> it(store.db()->NewIterator(rocksdb::ReadOptions(), meta));
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     const std::string k = it->key().ToString();
     if (k.starts_with("batch/pending")) keys.push_back(k);
@@ -72,11 +66,9 @@ std::vector<std::string> IndexKeys(const std::string& path, bool drop) {
   it.reset();
   for (const std::string& k : keys) {
     if (drop) {
-      EXPECT_TRUE(db->Delete(rocksdb::WriteOptions(), meta, k).ok());
+      EXPECT_TRUE(store.db()->Delete(rocksdb::WriteOptions(), meta, k).ok());
     }
   }
-  for (auto* h : handles) EXPECT_TRUE(db->DestroyColumnFamilyHandle(h).ok());
-  EXPECT_TRUE(db->Close().ok());
   return keys;
 }
 

@@ -15,6 +15,7 @@
 #include "state/compact_flight.h"
 #include "state/state_codec.h"
 #include "state/state_store.h"
+#include "tests/support/raw_state_store.h"
 #include "tests/unit/fold_fakes.h"
 #include "tools/state_diff.h"
 
@@ -139,18 +140,11 @@ TEST(StoredFlightTest, TheFlatbufferFormOfOlderStoresStillDecodes) {
 // Rewrites every flight of the store at `path` (closed) in the flatbuffer
 // form, as a store written before the compact form holds them.
 void RewriteFlightsInTheOlderForm(const std::string& path) {
-  std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
-  for (const char* n : {"default", "flights", "flight_sodt", "reference", "identity", "outcomes",
-                        "meta", "pending"}) {
-    cfs.emplace_back(n, rocksdb::ColumnFamilyOptions());
-  }
-  std::vector<rocksdb::ColumnFamilyHandle*> handles;
-  rocksdb::DB* raw = nullptr;
-  ASSERT_TRUE(rocksdb::DB::Open(rocksdb::DBOptions(), path, cfs, &handles, &raw).ok());
-  std::unique_ptr<rocksdb::DB> db(raw);
-  rocksdb::ColumnFamilyHandle* flights = handles[1];
+  RawStateStore store(path);
+  ASSERT_TRUE(store.ok());
+  rocksdb::ColumnFamilyHandle* flights = store.cf("flights");
   std::vector<std::pair<std::string, std::string>> rewritten;
-  std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions(), flights));
+  std::unique_ptr<rocksdb::Iterator> it(store.db()->NewIterator(rocksdb::ReadOptions(), flights));
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     auto f = DecodeFlight({it->value().data(), it->value().size()});
     ASSERT_TRUE(f.ok());
@@ -159,10 +153,8 @@ void RewriteFlightsInTheOlderForm(const std::string& path) {
   it.reset();
   ASSERT_FALSE(rewritten.empty());
   for (const auto& [k, v] : rewritten) {
-    ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), flights, k, v).ok());
+    ASSERT_TRUE(store.db()->Put(rocksdb::WriteOptions(), flights, k, v).ok());
   }
-  for (auto* h : handles) ASSERT_TRUE(db->DestroyColumnFamilyHandle(h).ok());
-  ASSERT_TRUE(db->Close().ok());
 }
 
 void CommitFlight(StateStore& store, const Flight& f) {
