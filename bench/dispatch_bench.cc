@@ -88,7 +88,7 @@ void Load(const std::string& url, int n) {
   pqxx::connection c(url);
   {
     pqxx::work tx(c);
-    tx.exec("TRUNCATE msg_event, proc_state");
+    tx.exec("TRUNCATE msg_event, outbox_delivery, proc_state");
     tx.exec_params(
         "INSERT INTO proc_state (msg_id, state, updated_at, received_at, enqueued_at, "
         "log_offset) SELECT i, 'SUCCEEDED', now(), now(), now(), i "
@@ -206,7 +206,7 @@ HeadSample SampleHead(pqxx::connection& c, const DispatcherOptions& options) {
     const std::string line = plan.substr(buffers, plan.find('\n', buffers) - buffers);
     h.buffers = NumberAfter(line, "hit=") + NumberAfter(line, "read=");
   }
-  const size_t scan = plan.find(" on msg_event e");
+  const size_t scan = plan.find(" on msg_event");
   const size_t using_at = plan.rfind("using ", scan);
   h.index = scan == std::string::npos || using_at == std::string::npos
                 ? "(no index)"

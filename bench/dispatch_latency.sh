@@ -50,7 +50,7 @@ wait_settled() {
   local rows deadline=$((SECONDS + 120))
   rows=$(psql_box "SELECT count(*) FROM cminmsgs")
   until [[ $(psql_own "SELECT count(*) FROM proc_state") == "$rows" &&
-    $(psql_own "SELECT count(*) FROM msg_event WHERE state <> 'SENT'") == 0 ]]; do
+    $(psql_own "SELECT count(*) FROM msg_event_state WHERE state <> 'SENT'") == 0 ]]; do
     if ((SECONDS > deadline)) || ! kill -0 "$MSGX_PID" 2>/dev/null; then
       echo "msgx did not settle; log:" >&2
       tail -20 "$WORK/msgx.log" >&2
@@ -72,7 +72,7 @@ echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB, $(date 
 stages() {
   psql_own "WITH s AS (SELECT extract(epoch FROM p.enqueued_at - p.received_at) * 1000 AS cap,
       extract(epoch FROM e.sent_at - p.enqueued_at) * 1000 AS out
-    FROM proc_state p JOIN msg_event e ON e.source_msg_id = p.msg_id AND e.target = 'KAFKA:msg'
+    FROM proc_state p JOIN msg_event_state e ON e.source_msg_id = p.msg_id AND e.target = 'KAFKA:msg'
     WHERE p.msg_id > $1)
   SELECT format('stages ms         insert->log p50 %s p99 %s;  log->Kafka commit p50 %s p90 %s p99 %s',
     round(percentile_cont(0.5) WITHIN GROUP (ORDER BY cap)::numeric, 1),

@@ -63,7 +63,7 @@ run_mode() {  # name batch_max rows
       FROM generate_series(1, $rows) g JOIN tpl t ON t.id = g % (SELECT count(*) FROM tpl);"
   local total
   total=$(psql_box "SELECT count(*) FROM cminmsgs")
-  psql_own "TRUNCATE proc_state, msg_event, ref_master, flight_hst, fold_batch, pipeline, msgx_command"
+  psql_own "TRUNCATE proc_state, msg_event, outbox_delivery, ref_master, flight_hst, fold_batch, pipeline, msgx_command"
   redis-cli -u "$MSGX_REDIS_URL" FLUSHALL >/dev/null
   rm -rf "$WORK/state"
   local start end

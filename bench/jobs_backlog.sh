@@ -108,7 +108,7 @@ wait_settled() {
   local rows deadline=$((SECONDS + 300))
   rows=$(psql_box "SELECT count(*) FROM cminmsgs WHERE cminmsgs_id > 0")
   until [[ $(psql_own "SELECT count(*) FROM proc_state WHERE msg_id > 0") == "$rows" &&
-    $(psql_own "SELECT count(*) FROM msg_event WHERE state <> 'SENT'") == 0 ]]; do
+    $(psql_own "SELECT count(*) FROM msg_event_state WHERE state <> 'SENT'") == 0 ]]; do
     if ((SECONDS > deadline)) || ! kill -0 "$MSGX_PID" 2>/dev/null; then
       echo "msgx did not settle; log:" >&2
       tail -20 "$WORK/msgx.log" >&2

@@ -60,15 +60,15 @@ trap 'kill -TERM $MSGX_PID 2>/dev/null; wait $MSGX_PID' INT TERM
 rows=$(psql "$MSGX_MAILBOX_URL" -XAt -c "SELECT count(*) FROM cminmsgs")
 for _ in $(seq 1 240); do
   done_rows=$(psql "$MSGX_POSTGRES_URL" -XAt -c "SELECT count(*) FROM proc_state" 2>/dev/null || echo 0)
-  unsent=$(psql "$MSGX_POSTGRES_URL" -XAt -c "SELECT count(*) FROM msg_event WHERE state <> 'SENT'" 2>/dev/null || echo 1)
+  unsent=$(psql "$MSGX_POSTGRES_URL" -XAt -c "SELECT count(*) FROM msg_event_state WHERE state <> 'SENT'" 2>/dev/null || echo 1)
   [[ $done_rows == "$rows" && $unsent == 0 ]] && break
   sleep 0.5
 done
 
 step "outcomes (proc_state): one row per mailbox row"
 psql "$MSGX_POSTGRES_URL" -X -c "SELECT state, error_class, count(*) FROM proc_state GROUP BY 1, 2 ORDER BY 1, 2"
-step "events (msg_event, the outbox) per target"
-psql "$MSGX_POSTGRES_URL" -X -c "SELECT target, state, count(*) FROM msg_event GROUP BY 1, 2 ORDER BY 1, 2"
+step "events (msg_event_state: the outbox with delivery states) per target"
+psql "$MSGX_POSTGRES_URL" -X -c "SELECT target, state, count(*) FROM msg_event_state GROUP BY 1, 2 ORDER BY 1, 2"
 step "flights in Redis (hash flightInfo)"
 echo "flights: $(redis-cli -u "$MSGX_REDIS_URL" HLEN flightInfo), mirror: $(redis-cli -u "$MSGX_REDIS_URL" HGETALL msgx:mirror | paste -sd' ')"
 step "flight events in Kafka (kcat -C -b $MSGX_KAFKA_BOOTSTRAP_SERVERS -t msgx.flight.events)"

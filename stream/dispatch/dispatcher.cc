@@ -10,6 +10,7 @@
 #include "base/log.h"
 #include "base/metrics.h"
 #include "state/outcome.h"
+#include "stream/pg/outbox_delivery.h"
 #include "stream/pg/pg_leadership.h"
 
 namespace msgx {
@@ -17,10 +18,14 @@ namespace {
 
 constexpr size_t kMaxErrorChars = 1000;  // msg_event.last_error VARCHAR(1000)
 
-// $1 the event_ids, $2 sent_at. A row already SENT (a redo) keeps its time.
-constexpr const char* kMarkSentQuery =
-    "UPDATE msg_event SET state = 'SENT', sent_at = $2::timestamptz, attempts = attempts + 1 "
-    "WHERE event_id = ANY($1::bigint[]) AND state = 'PENDING'";
+// The columns of an Event, in LoadHead's order.
+constexpr const char* kHeadColumns =
+    "SELECT event_id, event_key, coalesce(partition_key, ''), event_type, state_version, "
+    "payload_json, attempts, "
+    "coalesce((extract(epoch FROM next_attempt_at) * 1000000)::bigint, 0), "
+    "coalesce(source_msg_id, 0), replayed_at IS NOT NULL, coalesce(batch_id, 0), "
+    "(extract(epoch FROM created_at) * 1000000)::bigint, "
+    "coalesce((extract(epoch FROM received_at) * 1000000)::bigint, 0) FROM msg_event WHERE ";
 
 }  // namespace
 
@@ -100,10 +105,10 @@ Status Dispatcher::StartMark(std::vector<Event> events) {
   marking_ids_ = EventIds(marking_);
   // Only values cross to the other thread; the counting is FinishMark's.
   marked_ = std::async(
-      std::launch::async, [pg = mark_pg_.get(), ids = PgArrayLiteral(marking_ids_),
+      std::launch::async, [pg = mark_pg_.get(), d = DeliveryOf(marking_), target = options_.target,
                            now = PgTimestamp(clock_->NowMicros()), pipeline = options_.pipeline,
                            epoch = epoch_, log_uuid = options_.log_uuid] {
-        auto update = [&](pqxx::dbtransaction& tx) { tx.exec_params(kMarkSentQuery, ids, now); };
+        auto update = [&](pqxx::dbtransaction& tx) { RecordDelivery(tx, target, d, now); };
         if (log_uuid.empty()) return pg->Run(update);
         return msgx::RunFenced(pg, pipeline, epoch, log_uuid, update);
       });
@@ -179,12 +184,7 @@ Status Dispatcher::MarkDelivered(const std::vector<Event>& events) {
   const std::string now = PgTimestamp(clock_->NowMicros());
   std::int64_t marked = 0;
   Status s = RunFenced([&](pqxx::dbtransaction& tx) {
-    marked = static_cast<std::int64_t>(
-        tx.exec_params("UPDATE msg_event SET state = 'SENT', sent_at = $2::timestamptz, "
-                       "attempts = attempts + 1 WHERE event_id = ANY($1::bigint[]) "
-                       "AND state = 'PENDING'",
-                       PgArrayLiteral(ids), now)
-            .affected_rows());
+    marked = RecordDelivery(tx, options_.target, DeliveryOf(events), now);
   });
   if (!s.ok()) return s;
   reconciled_total_ += marked;
@@ -253,18 +253,17 @@ Status Dispatcher::MarkSentAfterCommit(const std::vector<Event>& events) {
 }
 
 std::string Dispatcher::HeadQuery(bool open_batch_only, bool unbatched_only, bool excluding) {
-  std::string sql =
-      "SELECT e.event_id, e.event_key, coalesce(e.partition_key, ''), e.event_type, "
-      "e.state_version, e.payload_json, e.attempts, "
-      "coalesce((extract(epoch FROM e.next_attempt_at) * 1000000)::bigint, 0), "
-      "coalesce(e.source_msg_id, 0), e.replayed_at IS NOT NULL, coalesce(e.batch_id, 0), "
-      "(extract(epoch FROM e.created_at) * 1000000)::bigint, "
-      "coalesce((extract(epoch FROM e.received_at) * 1000000)::bigint, 0) "
-      "FROM msg_event e WHERE e.target = $1 AND e.state = 'PENDING'";
-  if (open_batch_only) sql += " AND e.batch_id IS NOT NULL";
-  if (unbatched_only) sql += " AND e.batch_id IS NULL";
-  if (excluding) sql += " AND NOT (e.event_id = ANY($3::bigint[]))";
-  sql += " ORDER BY e.event_id LIMIT $2";
+  std::string filter;
+  if (open_batch_only) filter += " AND batch_id IS NOT NULL";
+  if (unbatched_only) filter += " AND batch_id IS NULL";
+  if (excluding) filter += " AND NOT (event_id = ANY($3::bigint[]))";
+  // Two ordered branches, each on its own index (outbox_delivery.h): the
+  // events above the delivered position and the replayed ones below it.
+  std::string sql = "(";
+  sql.append(kHeadColumns).append(UndeliveredAboveSql("$1")).append(filter);
+  sql.append(" ORDER BY event_id LIMIT $2) UNION ALL (");
+  sql.append(kHeadColumns).append(UndeliveredReplayedSql("$1")).append(filter);
+  sql.append(" ORDER BY event_id LIMIT $2) ORDER BY 1 LIMIT $2");
   return sql;
 }
 
@@ -345,11 +344,25 @@ std::vector<std::int64_t> Dispatcher::EventIds(const std::vector<Event>& events)
   return ids;
 }
 
+Delivery Dispatcher::DeliveryOf(const std::vector<Event>& events) {
+  Delivery d;
+  for (const auto& e : events) {
+    if (e.replayed) {
+      d.replayed_ids.push_back(e.event_id);
+      continue;
+    }
+    if (d.events == 0 || e.event_id < d.first_event_id) d.first_event_id = e.event_id;
+    d.last_event_id = std::max(d.last_event_id, e.event_id);
+    ++d.events;
+  }
+  return d;
+}
+
 Status Dispatcher::MarkSent(const std::vector<Event>& events) {
-  const std::vector<std::int64_t> ids = EventIds(events);
   const std::string now = PgTimestamp(clock_->NowMicros());
-  Status s = RunFenced(
-      [&](pqxx::dbtransaction& tx) { tx.exec_params(kMarkSentQuery, PgArrayLiteral(ids), now); });
+  Status s = RunFenced([&](pqxx::dbtransaction& tx) {
+    RecordDelivery(tx, options_.target, DeliveryOf(events), now);
+  });
   if (s.ok()) CountSent(events);
   return s;
 }
@@ -370,10 +383,18 @@ void Dispatcher::ObserveLatencies(const std::vector<Event>& events, MicrosSinceE
   }
 }
 
+std::string Dispatcher::CountOutboxQuery() {
+  std::string sql = "SELECT (SELECT count(*) FROM msg_event WHERE ";
+  sql.append(UndeliveredAboveSql("$1")).append(") + (SELECT count(*) FROM msg_event WHERE ");
+  sql.append(UndeliveredReplayedSql("$1"));
+  sql.append("), (SELECT count(*) FROM msg_event WHERE target = $1 AND state = 'DEAD')");
+  return sql;
+}
+
 Result<OutboxCounts> Dispatcher::CountOutbox() {
   OutboxCounts c;
   Status s = pg_->Run([&](pqxx::dbtransaction& tx) {
-    const pqxx::row r = tx.exec_params1(kCountOutboxQuery, options_.target);
+    const pqxx::row r = tx.exec_params1(CountOutboxQuery(), options_.target);
     c.pending = r[0].as<std::int64_t>();
     c.dead = r[1].as<std::int64_t>();
   });

@@ -3,8 +3,8 @@
 // (docs/dispatch.md#delivery-guarantees; issues 6 and 20).
 //
 // Order. One dispatcher per target, under the single-writer lock; it is the
-// only claimer (no SKIP LOCKED). The head is the lowest PENDING event_id of
-// the target. A batch is the longest run from the head whose events are
+// only claimer (no SKIP LOCKED). The head is the lowest undelivered
+// event_id of the target. A batch is the longest run from the head whose events are
 //   - due (next_attempt_at empty or not in the future), and
 //   - mirrored: state_version <= the Redis mirror's offset
 //     (docs/dispatch.md#the-mirror-before-dispatch-gate).
@@ -12,9 +12,12 @@
 //
 // Publishing. The batch goes through the Publisher as one unit (one Kafka
 // transaction). Then:
-//   - committed: every event becomes SENT with sent_at, in one UPDATE; with
-//     overlap_sent_update and a full batch it runs on a second connection
-//     while the next Step() reads (leaving those events out) and sends the
+//   - committed: the batch becomes SENT in one transaction, "the SENT
+//     update": one delivered range (outbox_delivery) for its events never
+//     replayed, and a SENT mark with sent_at on each replayed one
+//     (stream/pg/outbox_delivery.h; the rows of the range keep their
+//     PENDING and are SENT in msg_event_state); with overlap_sent_update and a full batch it runs
+//     on a second connection while the next Step() reads (leaving those events out) and sends the
 //     next batch, and that step waits for it after its own commit; any
 //     other step waits for it before returning
 //     (docs/dispatch.md#the-sent-update-overlaps-the-next-batch);
@@ -82,6 +85,7 @@
 #include "base/result.h"
 #include "stream/dispatch/delivery_position.h"
 #include "stream/dispatch/publisher.h"
+#include "stream/pg/outbox_delivery.h"
 #include "stream/pg/pg_leadership.h"
 #include "stream/pg/pg_session.h"
 
@@ -187,14 +191,14 @@ class Dispatcher {
   // The SQL of the head read ($1 the target, $2 the limit; with
   // `excluding`, $3 the event_ids whose SENT update is still running) and
   // of CountOutbox ($1 the target), for EXPLAIN in tests and bench/. Each
-  // reads only its target's PENDING (or DEAD) rows through an index, never
-  // the SENT ones (migrations/V6__outbox_pending_indexes.sql). Two counts,
-  // not one `state IN ('PENDING', 'DEAD')`: planned with the statistics of
-  // an all-PENDING outbox, that one was a scan of the whole table.
+  // reads only its target's undelivered (or DEAD) rows through an index,
+  // never the delivered ones: from the delivered position up in the
+  // target's PENDING index (migrations/V6__outbox_pending_indexes.sql), and
+  // replayed ones below it (V8). Separate counts, not one `state IN
+  // ('PENDING', 'DEAD')`: planned with the statistics of an all-PENDING
+  // outbox, that one was a scan of the whole table.
   static std::string HeadQuery(bool open_batch_only, bool unbatched_only, bool excluding = false);
-  static constexpr const char* kCountOutboxQuery =
-      "SELECT (SELECT count(*) FROM msg_event WHERE target = $1 AND state = 'PENDING'), "
-      "(SELECT count(*) FROM msg_event WHERE target = $1 AND state = 'DEAD')";
+  static std::string CountOutboxQuery();
 
   bool stalled() const { return stalled_; }
   std::int64_t sent_total() const { return sent_total_; }
@@ -220,6 +224,10 @@ class Dispatcher {
   };
 
   static std::vector<std::int64_t> EventIds(const std::vector<Event>& events);
+  // What `events`, delivered in one Kafka transaction, record
+  // (stream/pg/outbox_delivery.h): the range of those never replayed, and
+  // the replayed ones by id.
+  static Delivery DeliveryOf(const std::vector<Event>& events);
   // Reads the progress record when a reconcile is due (see the header);
   // an outage is kInfra.
   Status ReconcileIfDue();

@@ -20,6 +20,7 @@
 #include "state/redis_mirror.h"
 #include "state/state_store.h"
 #include "stream/capture/mailbox_factory.h"
+#include "stream/pg/outbox_delivery.h"
 #include "stream/pg/pg_session.h"
 
 namespace msgx {
@@ -176,23 +177,26 @@ void ReadMirror(const Config& c, const std::string& uuid, std::int64_t applied, 
 }
 
 // The outbox figures of each target, from the indexes a dispatcher uses:
-// the target's partial PENDING index (V6) and msg_event_target_state_idx
-// for DEAD. The target is a literal, not a parameter, so the planner can
-// use the partial index. The SENT rows are not counted: they are the
-// events of the whole retention (`pipeline.event-retention`, a week), and
-// counting them read the whole outbox on every call
-// (docs/operations.md#status).
+// the target's partial PENDING index (V6) from its delivered position up,
+// the replayed events below it (V8), and msg_event_target_state_idx for
+// DEAD (stream/pg/outbox_delivery.h). The target is a literal, not a
+// parameter, so the planner can use the partial index. Delivered events
+// are not counted: they are the events of the whole retention
+// (`pipeline.event-retention`, a week), and counting them read the whole
+// outbox on every call (docs/operations.md#status).
 std::string OutboxQuery() {
   std::string sql;
   for (std::string_view target : {kTargetMsg, kTargetRef, kTargetSchd}) {
     std::string t = "'";
     t.append(target).append("'");
-    std::string pending = "FROM msg_event WHERE target = ";
-    pending.append(t).append(" AND state = 'PENDING'");
+    const std::string above = "FROM msg_event WHERE " + UndeliveredAboveSql(t);
+    const std::string replayed = "FROM msg_event WHERE " + UndeliveredReplayedSql(t);
     if (!sql.empty()) sql.append(" UNION ALL ");
-    sql.append("SELECT ").append(t).append("::text, (SELECT count(*) ").append(pending);
-    sql.append("), coalesce((SELECT extract(epoch FROM now() - min(created_at))::bigint ");
-    sql.append(pending).append("), 0), (SELECT count(*) FROM msg_event WHERE target = ");
+    sql.append("SELECT ").append(t).append("::text, (SELECT count(*) ").append(above);
+    sql.append(") + (SELECT count(*) ").append(replayed).append("), ");
+    sql.append("coalesce(extract(epoch FROM now() - least((SELECT min(created_at) ");
+    sql.append(above).append("), (SELECT min(created_at) ").append(replayed);
+    sql.append(")))::bigint, 0), (SELECT count(*) FROM msg_event WHERE target = ");
     sql.append(t).append(" AND state = 'DEAD')");
   }
   return sql + " ORDER BY 1";

@@ -605,7 +605,7 @@ TEST_P(CrashLoopTest, KillNineWhileMessagesFlowLosesNothingDuplicatesNothing) {
   producer.join();
   const std::string sent = pg_->Psql(
       own_db_,
-      "SELECT count(*) FILTER (WHERE state = 'SENT') || ' of ' || count(*) FROM msg_event");
+      "SELECT count(*) FILTER (WHERE state = 'SENT') || ' of ' || count(*) FROM msg_event_state");
   std::printf("crash loop: %s outbox events SENT before the last run\n",
               sent.substr(0, sent.find('\n')).c_str());
 
@@ -673,11 +673,12 @@ TEST_P(CrashLoopTest, KillNineWhileMessagesFlowLosesNothingDuplicatesNothing) {
   in.redis_url = redis_->Url();
   testing::ExpectPipelineConsistent(in, rows);
   // Every event was sent, and Kafka holds them.
-  EXPECT_EQ(pg_->Psql(own_db_,
-                      "SELECT string_agg(target || ' ' || state || ': ' || n, ', ') FROM (SELECT "
-                      "target, state, count(*) AS n FROM msg_event WHERE state <> 'SENT' GROUP BY "
-                      "1, 2) AS t"),
-            "\n")
+  EXPECT_EQ(
+      pg_->Psql(own_db_,
+                "SELECT string_agg(target || ' ' || state || ': ' || n, ', ') FROM (SELECT "
+                "target, state, count(*) AS n FROM msg_event_state WHERE state <> 'SENT' GROUP BY "
+                "1, 2) AS t"),
+      "\n")
       << "outbox events not SENT";
   for (const auto& [target, topic] :
        {std::pair{"KAFKA:msg", topic_msg_}, std::pair{"KAFKA:ref", topic_ref_}}) {

@@ -132,7 +132,8 @@ class DispatcherTest : public testing::PgSuite {
   // Steps until `n` events are SENT (at most 20 steps).
   void StepUntilSent(Dispatcher& d, int n) {
     const std::string want = std::to_string(n);
-    for (int i = 0; i < 20 && Query("SELECT count(*) FROM msg_event WHERE state = 'SENT'") != want;
+    for (int i = 0;
+         i < 20 && Query("SELECT count(*) FROM msg_event_state WHERE state = 'SENT'") != want;
          ++i) {
       ASSERT_TRUE(d.Step().ok());
     }
@@ -168,8 +169,9 @@ TEST_F(DispatcherTest, DeliversEveryEventInOrderPerKeyWithHeaders) {
       session_.get(), pub.get(), [] { return Result<std::int64_t>(1000); }, &clock_,
       Options("KAFKA:msg", "t.msg"));
   Drain(d);
-  EXPECT_EQ(Query("SELECT count(*) FROM msg_event WHERE state = 'SENT' AND sent_at IS NOT NULL"),
-            "60");
+  EXPECT_EQ(
+      Query("SELECT count(*) FROM msg_event_state WHERE state = 'SENT' AND sent_at IS NOT NULL"),
+      "60");
   auto got = testing::ConsumeTopic(kafka_->Bootstrap(), "t.msg", 60, seconds(10));
   ASSERT_EQ(got.size(), 60u);
   std::map<std::string, int> last_version;
@@ -200,11 +202,12 @@ TEST_F(DispatcherTest, NothingIsPublishedBeyondTheMirrorOffset) {
   mirror = 10;
   auto steps = Drain(d);
   EXPECT_EQ(steps.back().kind, DispatchStep::Kind::kGated);
-  EXPECT_EQ(Query("SELECT string_agg(state, ',' ORDER BY event_id) FROM msg_event"),
+  EXPECT_EQ(Query("SELECT string_agg(state, ',' ORDER BY event_id) FROM msg_event_state"),
             "SENT,PENDING");
   mirror = 15;
   Drain(d);
-  EXPECT_EQ(Query("SELECT string_agg(state, ',' ORDER BY event_id) FROM msg_event"), "SENT,SENT");
+  EXPECT_EQ(Query("SELECT string_agg(state, ',' ORDER BY event_id) FROM msg_event_state"),
+            "SENT,SENT");
 }
 
 TEST_F(DispatcherTest, OutageChargesNothingAndDeliveryResumes) {
@@ -219,14 +222,15 @@ TEST_F(DispatcherTest, OutageChargesNothingAndDeliveryResumes) {
   ASSERT_TRUE(s.ok());
   EXPECT_EQ(s->kind, DispatchStep::Kind::kStalled);
   EXPECT_TRUE(d.stalled());
-  EXPECT_EQ(Query("SELECT count(*) FROM msg_event WHERE attempts > 0 OR state <> 'PENDING'"), "0");
+  EXPECT_EQ(Query("SELECT count(*) FROM msg_event_state WHERE attempts > 0 OR state <> 'PENDING'"),
+            "0");
   kafka_->SetBrokerUp();
-  for (int i = 0; i < 10 && Query("SELECT count(*) FROM msg_event WHERE state='SENT'") != "5";
+  for (int i = 0; i < 10 && Query("SELECT count(*) FROM msg_event_state WHERE state='SENT'") != "5";
        ++i) {
     ASSERT_TRUE(d.Step().ok());
   }
-  EXPECT_EQ(Query("SELECT count(*) FROM msg_event WHERE state = 'SENT'"), "5");
-  EXPECT_EQ(Query("SELECT count(*) FROM msg_event WHERE state = 'DEAD'"), "0");
+  EXPECT_EQ(Query("SELECT count(*) FROM msg_event_state WHERE state = 'SENT'"), "5");
+  EXPECT_EQ(Query("SELECT count(*) FROM msg_event_state WHERE state = 'DEAD'"), "0");
   EXPECT_FALSE(d.stalled());
   auto got = testing::ConsumeTopic(kafka_->Bootstrap(), "t.msg", 5, seconds(5));
   ASSERT_EQ(got.size(), 5u);
@@ -245,9 +249,9 @@ TEST_F(DispatcherTest, PermanentErrorChargesOnlyTheCulpritThenDlqAndReplay) {
   ASSERT_TRUE(s.ok());
   EXPECT_EQ(s->kind, DispatchStep::Kind::kCharged);
   EXPECT_EQ(s->sent, 1);  // event 1 went alone before the culprit
-  EXPECT_EQ(
-      Query("SELECT string_agg(state || '/' || attempts, ',' ORDER BY event_id) FROM msg_event"),
-      "SENT/1,PENDING/1,PENDING/0");
+  EXPECT_EQ(Query("SELECT string_agg(state || '/' || attempts, ',' ORDER BY event_id) FROM "
+                  "msg_event_state"),
+            "SENT/1,PENDING/1,PENDING/0");
   // The culprit holds the head while it backs off: event 3 does not overtake.
   s = d.Step();
   ASSERT_TRUE(s.ok());
@@ -259,10 +263,10 @@ TEST_F(DispatcherTest, PermanentErrorChargesOnlyTheCulpritThenDlqAndReplay) {
     EXPECT_EQ(s->kind, DispatchStep::Kind::kCharged);
   }
   EXPECT_EQ(d.dead_total(), 1);
-  EXPECT_EQ(Query("SELECT state || '/' || error_class FROM msg_event WHERE event_id = 2"),
+  EXPECT_EQ(Query("SELECT state || '/' || error_class FROM msg_event_state WHERE event_id = 2"),
             "DEAD/KAFKA_PERMANENT");
   Drain(d);  // event 3 now goes
-  EXPECT_EQ(Query("SELECT string_agg(state, ',' ORDER BY event_id) FROM msg_event"),
+  EXPECT_EQ(Query("SELECT string_agg(state, ',' ORDER BY event_id) FROM msg_event_state"),
             "SENT,DEAD,SENT");
 
   // An operator replays the DEAD event; with the limit lifted it is delivered, marked.
@@ -270,8 +274,9 @@ TEST_F(DispatcherTest, PermanentErrorChargesOnlyTheCulpritThenDlqAndReplay) {
   ASSERT_TRUE(replayed.ok());
   EXPECT_EQ(*replayed, 1);
   EXPECT_EQ(
-      Query("SELECT state || '/' || attempts || '/' || (last_error IS NOT NULL) FROM msg_event "
-            "WHERE event_id = 2"),
+      Query(
+          "SELECT state || '/' || attempts || '/' || (last_error IS NOT NULL) FROM msg_event_state "
+          "WHERE event_id = 2"),
       "PENDING/0/true");
   auto big = MakePublisher({{"message.max.bytes", "100000"}});
   Dispatcher d2(
@@ -327,7 +332,7 @@ TEST_F(DispatcherTest, BrokerInjectedPermanentErrorDeadsOnlyTheCulprit) {
                   "msg_event"),
             "DEAD/3,PENDING/0,PENDING/0,PENDING/0");
   Drain(d);
-  EXPECT_EQ(Query("SELECT string_agg(state, ',' ORDER BY event_id) FROM msg_event"),
+  EXPECT_EQ(Query("SELECT string_agg(state, ',' ORDER BY event_id) FROM msg_event_state"),
             "DEAD,SENT,SENT,SENT");
   ASSERT_EQ(*ReplayDeadEvents(session_.get(), {1}, clock_.NowMicros()), 1);
   Drain(d);
@@ -353,15 +358,16 @@ TEST_F(DispatcherTest, TransientErrorsMidStreamKeepPerKeyOrder) {
   rd_kafka_mock_push_request_errors(
       kafka_->cluster(), kProduceApiKey, 3, RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS,
       RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION, RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT);
-  for (int i = 0; i < 40 && Query("SELECT count(*) FROM msg_event WHERE state = 'SENT'") != "30";
-       ++i) {
+  for (int i = 0;
+       i < 40 && Query("SELECT count(*) FROM msg_event_state WHERE state = 'SENT'") != "30"; ++i) {
     auto s = d.Step();
     ASSERT_TRUE(s.ok()) << s.status().ToString();
   }
-  EXPECT_EQ(Query("SELECT count(*) FROM msg_event WHERE state = 'SENT'"), "30");
+  EXPECT_EQ(Query("SELECT count(*) FROM msg_event_state WHERE state = 'SENT'"), "30");
   // attempts counts sends: 1 each, nothing charged.
-  EXPECT_EQ(Query("SELECT count(*) FROM msg_event WHERE attempts <> 1 OR error_class IS NOT NULL"),
-            "0");
+  EXPECT_EQ(
+      Query("SELECT count(*) FROM msg_event_state WHERE attempts <> 1 OR error_class IS NOT NULL"),
+      "0");
   auto got = testing::ConsumeTopic(kafka_->Bootstrap(), "t.msg", 30, seconds(10));
   std::map<std::string, int> last;
   std::set<std::string> ids;
@@ -390,7 +396,8 @@ TEST_F(DispatcherTest, ScheduleBatchKeepsLatestPerFlidAndWaitsForThePeriod) {
   ASSERT_TRUE(s.ok());
   ASSERT_EQ(s->kind, DispatchStep::Kind::kSent);
   EXPECT_EQ(s->sent, 3);
-  EXPECT_EQ(Query("SELECT count(DISTINCT batch_id) || '/' || min(batch_id) FROM msg_event"), "1/1");
+  EXPECT_EQ(Query("SELECT count(DISTINCT batch_id) || '/' || min(batch_id) FROM msg_event_state"),
+            "1/1");
   auto got = testing::ConsumeTopic(kafka_->Bootstrap(), "t.schd", 1, seconds(10));
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0].key, "schedule");
@@ -411,10 +418,9 @@ TEST_F(DispatcherTest, FailedScheduleFlushIsRetriedWithTheSameMembership) {
   auto s = d.Step();
   ASSERT_TRUE(s.ok());
   EXPECT_EQ(s->kind, DispatchStep::Kind::kStalled);
-  EXPECT_EQ(
-      Query(
-          "SELECT string_agg(coalesce(batch_id::text, '-'), ',' ORDER BY event_id) FROM msg_event"),
-      "1,1");
+  EXPECT_EQ(Query("SELECT string_agg(coalesce(batch_id::text, '-'), ',' ORDER BY event_id) FROM "
+                  "msg_event_state"),
+            "1,1");
   InsertEvent("KAFKA:schd", "C", 3, "{\"v\":3}");  // arrives meanwhile
   pub.outage = false;
   s = d.Step();
@@ -425,7 +431,7 @@ TEST_F(DispatcherTest, FailedScheduleFlushIsRetriedWithTheSameMembership) {
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0].value, "[{\"v\":1},{\"v\":2}]");  // exactly the original members
   EXPECT_EQ(Query("SELECT string_agg(state || '/' || coalesce(batch_id::text, '-'), ',' ORDER BY "
-                  "event_id) FROM msg_event"),
+                  "event_id) FROM msg_event_state"),
             "SENT/1,SENT/1,PENDING/-");
 }
 
@@ -442,12 +448,12 @@ TEST_F(DispatcherTest, OversizedScheduleBatchIsSplitByTheByteCap) {
   auto steps = Drain(d);
   // Two full batches go at once; the remainder waits for the flush period.
   EXPECT_EQ(steps.back().kind, DispatchStep::Kind::kBatching);
-  EXPECT_EQ(Query("SELECT count(*) FROM msg_event WHERE state = 'SENT'"), "4");
+  EXPECT_EQ(Query("SELECT count(*) FROM msg_event_state WHERE state = 'SENT'"), "4");
   clock_.Advance(seconds(3));
   Drain(d);
-  EXPECT_EQ(Query("SELECT count(*) FROM msg_event WHERE state = 'SENT'"), "6");
-  EXPECT_EQ(Query("SELECT count(DISTINCT batch_id) FROM msg_event"), "3");
-  EXPECT_EQ(Query("SELECT count(*) FROM msg_event WHERE state = 'DEAD'"), "0");
+  EXPECT_EQ(Query("SELECT count(*) FROM msg_event_state WHERE state = 'SENT'"), "6");
+  EXPECT_EQ(Query("SELECT count(DISTINCT batch_id) FROM msg_event_state"), "3");
+  EXPECT_EQ(Query("SELECT count(*) FROM msg_event_state WHERE state = 'DEAD'"), "0");
   auto got = testing::ConsumeTopic(kafka_->Bootstrap(), "t.schd", 3, seconds(10));
   ASSERT_EQ(got.size(), 3u);
   for (const auto& m : got) EXPECT_LE(m.value.size(), 250u);
@@ -477,7 +483,7 @@ TEST_F(DispatcherTest, AStaleLeadersWritesDoNotLand) {
   auto sent = d.Step();
   ASSERT_TRUE(sent.ok());
   ASSERT_EQ(sent->kind, DispatchStep::Kind::kSent) << sent->error;
-  EXPECT_EQ(Query("SELECT count(*) FROM msg_event WHERE state = 'SENT'"), "3");
+  EXPECT_EQ(Query("SELECT count(*) FROM msg_event_state WHERE state = 'SENT'"), "3");
 
   // Another process leads now (a newer epoch); this one has not noticed.
   Query("UPDATE pipeline SET leader_epoch = leader_epoch + 1");
@@ -488,8 +494,9 @@ TEST_F(DispatcherTest, AStaleLeadersWritesDoNotLand) {
   EXPECT_EQ(stale->kind, DispatchStep::Kind::kStalled);
   EXPECT_NE(stale->error.find("stale epoch"), std::string::npos) << stale->error;
   EXPECT_EQ(counting.calls, 1) << "a stale leader loads, so publishes, nothing";
-  EXPECT_EQ(Query("SELECT count(*) FROM msg_event WHERE state = 'SENT'"), "3");
-  EXPECT_EQ(Query("SELECT count(*) FROM msg_event WHERE state = 'PENDING' AND attempts = 0"), "2");
+  EXPECT_EQ(Query("SELECT count(*) FROM msg_event_state WHERE state = 'SENT'"), "3");
+  EXPECT_EQ(Query("SELECT count(*) FROM msg_event_state WHERE state = 'PENDING' AND attempts = 0"),
+            "2");
 }
 
 // Terminates every PostgreSQL connection of the test database but psql's
@@ -556,9 +563,9 @@ TEST_F(DispatcherTest, ACommittedBatchWhoseSentUpdateIsLostIsNotSentAgain) {
   auto lost = d.Step();
   ASSERT_TRUE(lost.ok()) << lost.status().ToString();
   EXPECT_EQ(lost->kind, DispatchStep::Kind::kStalled) << "the SENT update met a dead connection";
-  EXPECT_EQ(Query("SELECT count(*) FROM msg_event WHERE state = 'SENT'"), "4");
+  EXPECT_EQ(Query("SELECT count(*) FROM msg_event_state WHERE state = 'SENT'"), "4");
   ASSERT_NO_FATAL_FAILURE(StepUntilSent(d, 10));
-  EXPECT_EQ(Query("SELECT count(*) FROM msg_event WHERE state = 'SENT'"), "10");
+  EXPECT_EQ(Query("SELECT count(*) FROM msg_event_state WHERE state = 'SENT'"), "10");
   EXPECT_EQ(d.reconciled_total(), 4) << "the second batch was found in Kafka";
   ExpectEachEventOnce(kafka_->Bootstrap(), 10);
 }
@@ -580,7 +587,7 @@ TEST_F(DispatcherTest, AnOverlappedSentUpdateThatIsLostSendsNothingTwice) {
   ASSERT_TRUE(d.Step().ok());
   pub.arm = 1;
   ASSERT_NO_FATAL_FAILURE(StepUntilSent(d, 12));
-  EXPECT_EQ(Query("SELECT count(*) FROM msg_event WHERE state = 'SENT'"), "12");
+  EXPECT_EQ(Query("SELECT count(*) FROM msg_event_state WHERE state = 'SENT'"), "12");
   EXPECT_GE(d.reconciled_total(), 4) << "the batch whose update was lost was found in Kafka";
   ExpectEachEventOnce(kafka_->Bootstrap(), 12);
 }
@@ -596,11 +603,11 @@ TEST_F(DispatcherTest, TheNextBatchIsSentWhileTheLastOnesSentUpdateRuns) {
   o.overlap_sent_update = true;
   Dispatcher d(
       session_.get(), pub.get(), [] { return Result<std::int64_t>(100); }, &clock_, o);
-  // Another transaction locks the first event's row: the first batch's
-  // update waits for it.
+  // Another transaction locks the delivered ranges against writes (reads go
+  // on): the first batch's update waits for it.
   pqxx::connection locker(url_);
   pqxx::work lock(locker);
-  lock.exec("SELECT 1 FROM msg_event ORDER BY event_id LIMIT 1 FOR UPDATE");
+  lock.exec("LOCK TABLE outbox_delivery IN EXCLUSIVE MODE");
   std::atomic<bool> second_done{false};
   Result<DispatchStep> first = Status::Internal("not run");
   Result<DispatchStep> second = Status::Internal("not run");
@@ -620,7 +627,7 @@ TEST_F(DispatcherTest, TheNextBatchIsSentWhileTheLastOnesSentUpdateRuns) {
   EXPECT_EQ(second->kind, DispatchStep::Kind::kSent);
   EXPECT_EQ(second->sent, 4);
   Drain(d);
-  EXPECT_EQ(Query("SELECT count(*) FROM msg_event WHERE state = 'SENT'"), "8");
+  EXPECT_EQ(Query("SELECT count(*) FROM msg_event_state WHERE state = 'SENT'"), "8");
   EXPECT_EQ(d.reconciled_total(), 0);
   EXPECT_EQ(d.sent_total(), 8);
 }
@@ -637,20 +644,20 @@ TEST_F(DispatcherTest, LostSentMarksAfterARestoreSendNothingAgain) {
         session_.get(), pub.get(), [] { return Result<std::int64_t>(100); }, &clock_,
         Options("KAFKA:msg", "t.msg"));
     Drain(d);
-    ASSERT_EQ(Query("SELECT count(*) FROM msg_event WHERE state = 'SENT'"), "6");
+    ASSERT_EQ(Query("SELECT count(*) FROM msg_event_state WHERE state = 'SENT'"), "6");
   }
   // The restore: the rows come back PENDING under new event ids, then two
   // events the first run never saw.
   Query("DELETE FROM msg_event");
   for (int v = 1; v <= 8; ++v)
     InsertEvent("KAFKA:msg", "F" + std::to_string(v % 2), v, "{\"v\":" + std::to_string(v) + "}");
-  ASSERT_EQ(Query("SELECT min(event_id) FROM msg_event"), "7");
+  ASSERT_EQ(Query("SELECT min(event_id) FROM msg_event_state"), "7");
   auto pub = MakePublisher();
   Dispatcher d(
       session_.get(), pub.get(), [] { return Result<std::int64_t>(100); }, &clock_,
       Options("KAFKA:msg", "t.msg"));
   Drain(d);
-  EXPECT_EQ(Query("SELECT count(*) FROM msg_event WHERE state = 'SENT'"), "8");
+  EXPECT_EQ(Query("SELECT count(*) FROM msg_event_state WHERE state = 'SENT'"), "8");
   EXPECT_EQ(d.reconciled_total(), 6);
   EXPECT_EQ(d.sent_total(), 2);
   auto got = testing::ConsumeTopic(kafka_->Bootstrap(), "t.msg", 9, seconds(3));
@@ -679,8 +686,15 @@ TEST_F(DispatcherTest, AReplayedDeadEventIsDeliveredAfterTheHighWaterPassedIt) {
       session_.get(), pub.get(), [] { return Result<std::int64_t>(100); }, &clock_,
       Options("KAFKA:msg", "t.msg"));
   Drain(d);
-  EXPECT_EQ(Query("SELECT string_agg(state, ',' ORDER BY event_id) FROM msg_event"),
+  EXPECT_EQ(Query("SELECT string_agg(state, ',' ORDER BY event_id) FROM msg_event_state"),
             "SENT,SENT,SENT");
+  // The replay below the delivered range was read from under it and is
+  // marked on its row; the range's rows are not rewritten.
+  EXPECT_EQ(Query("SELECT string_agg(state, ',' ORDER BY event_id) FROM msg_event"),
+            "SENT,PENDING,PENDING");
+  EXPECT_EQ(Query("SELECT string_agg(first_event_id || '..' || last_event_id, ',') FROM "
+                  "outbox_delivery"),
+            "2..3");
   EXPECT_EQ(d.reconciled_total(), 0);
   auto got = testing::ConsumeTopic(kafka_->Bootstrap(), "t.msg", 4, seconds(3));
   ASSERT_EQ(got.size(), 3u);
@@ -706,12 +720,12 @@ TEST_F(DispatcherTest, ACommittedScheduleBatchIsNotSentAgain) {
   auto lost = d.Step();
   ASSERT_TRUE(lost.ok());
   EXPECT_EQ(lost->kind, DispatchStep::Kind::kStalled);
-  for (int i = 0; i < 10 && Query("SELECT count(*) FROM msg_event WHERE state = 'SENT'") != "2";
-       ++i) {
+  for (int i = 0;
+       i < 10 && Query("SELECT count(*) FROM msg_event_state WHERE state = 'SENT'") != "2"; ++i) {
     ASSERT_TRUE(d.Step().ok());
   }
   EXPECT_EQ(Query("SELECT string_agg(state || '/' || batch_id, ',' ORDER BY event_id) FROM "
-                  "msg_event"),
+                  "msg_event_state"),
             "SENT/1,SENT/1");
   EXPECT_EQ(d.reconciled_total(), 2);
   auto got = testing::ConsumeTopic(kafka_->Bootstrap(), "t.schd", 2, seconds(3));
@@ -804,7 +818,7 @@ TEST_F(DispatcherTest, ALeaderChangeAfterAKafkaCommitSendsNothingTwice) {
   Dispatcher a(session_.get(), &pub_a, mirror, &clock_, o);
   PgSession session_b(url_);
   Dispatcher b(&session_b, &pub_b, mirror, &clock_, o);
-  auto sent = [&] { return Query("SELECT count(*) FROM msg_event WHERE state = 'SENT'"); };
+  auto sent = [&] { return Query("SELECT count(*) FROM msg_event_state WHERE state = 'SENT'"); };
 
   a.set_epoch(first->epoch);
   auto one = a.Step();
@@ -893,14 +907,16 @@ TEST_F(DispatcherTest, NothingIsSentWhileTheProgressCannotBeRead) {
   ASSERT_TRUE(s.ok());
   EXPECT_EQ(s->kind, DispatchStep::Kind::kStalled);
   EXPECT_EQ(pub.calls, 0) << "no publish before the progress is known";
-  EXPECT_EQ(Query("SELECT count(*) FROM msg_event WHERE attempts > 0 OR state <> 'PENDING'"), "0");
+  EXPECT_EQ(Query("SELECT count(*) FROM msg_event_state WHERE attempts > 0 OR state <> 'PENDING'"),
+            "0");
   pub.progress_outage = false;
   Drain(d);
-  EXPECT_EQ(Query("SELECT count(*) FROM msg_event WHERE state = 'SENT'"), "1");
+  EXPECT_EQ(Query("SELECT count(*) FROM msg_event_state WHERE state = 'SENT'"), "1");
 }
 
-// The head, open-batch and count queries read only their target's PENDING
-// (or DEAD) rows, through V6's partial indexes, even when PostgreSQL plans
+// The head, open-batch and count queries read only their target's
+// undelivered (or DEAD) rows, through V6's partial indexes from the
+// delivered position up (V8), even when PostgreSQL plans
 // them with the statistics of an outbox that was all PENDING (analysed
 // after a backlog was loaded, before most of it was sent): then it walked
 // msg_event_pkey past every SENT event, batch after batch, and counted
@@ -921,18 +937,28 @@ TEST_F(DispatcherTest, TheOutboxQueriesSkipSentEventsWhenPlannedForAnAllPendingO
                   n + ") AS i ORDER BY i");
   }
   pg_->Psql(UrlDb(), "ANALYZE msg_event");
-  pg_->Psql(UrlDb(),
-            "UPDATE msg_event e SET batch_id = f.first + (e.event_id - f.first) / 500 * 500 "
-            "FROM (SELECT min(event_id) AS first FROM msg_event WHERE target = 'KAFKA:schd') f "
-            "WHERE target = 'KAFKA:schd' AND event_id < f.first + " +
-                std::to_string(kSent + 500));
+  pg_->Psql(
+      UrlDb(),
+      "UPDATE msg_event e SET batch_id = f.first + (e.event_id - f.first) / 500 * 500 "
+      "FROM (SELECT min(event_id) AS first FROM msg_event_state WHERE target = 'KAFKA:schd') f "
+      "WHERE target = 'KAFKA:schd' AND event_id < f.first + " +
+          std::to_string(kSent + 500));
+  // The first half of what is sent is marked SENT row by row (as before
+  // V8, and as replays are), the second half is one delivered range that
+  // leaves its rows PENDING, in the target's PENDING index.
   pg_->Psql(UrlDb(),
             "UPDATE msg_event e SET state = 'SENT', sent_at = now() FROM (SELECT target, "
             "min(event_id) AS first FROM msg_event GROUP BY target) f "
             "WHERE e.target = f.target AND e.event_id < f.first + " +
-                std::to_string(kSent));
+                std::to_string(kSent / 2));
+  pg_->Psql(UrlDb(),
+            "INSERT INTO outbox_delivery (target, first_event_id, last_event_id, events, sent_at) "
+            "SELECT target, min(event_id) + " +
+                std::to_string(kSent / 2) + ", min(event_id) + " + std::to_string(kSent - 1) +
+                ", " + std::to_string(kSent / 2) + ", now() FROM msg_event GROUP BY target");
   ASSERT_EQ(
-      Query("SELECT count(*) FROM msg_event WHERE state = 'PENDING' AND batch_id IS NOT NULL"),
+      Query(
+          "SELECT count(*) FROM msg_event_state WHERE state = 'PENDING' AND batch_id IS NOT NULL"),
       "500");
 
   // The plan PostgreSQL makes for the dispatcher's parameters (an untyped
@@ -948,12 +974,16 @@ TEST_F(DispatcherTest, TheOutboxQueriesSkipSentEventsWhenPlannedForAnAllPendingO
     for (const auto& [what, shown] :
          {std::pair{"head", plan(Dispatcher::HeadQuery(false, false), args)},
           std::pair{"unbatched", plan(Dispatcher::HeadQuery(false, true), args)},
-          std::pair{"count", plan(Dispatcher::kCountOutboxQuery, args)}}) {
+          std::pair{"count", plan(Dispatcher::CountOutboxQuery(), args)}}) {
       EXPECT_NE(shown.find("msg_event_pending_" + target + "_idx"), std::string::npos)
           << target << " " << what << ":\n"
           << shown;
       EXPECT_EQ(shown.find("msg_event_pkey"), std::string::npos) << target << " " << what;
       EXPECT_EQ(shown.find("Seq Scan on msg_event"), std::string::npos) << target << " " << what;
+      // It starts at the delivered position, past the range's rows.
+      EXPECT_NE(shown.find("Index Cond: (event_id > $"), std::string::npos)
+          << target << " " << what << ":\n"
+          << shown;
     }
   }
   const std::string open =
@@ -961,6 +991,7 @@ TEST_F(DispatcherTest, TheOutboxQueriesSkipSentEventsWhenPlannedForAnAllPendingO
            "'KAFKA:schd', " +
                std::to_string(DispatcherOptions::ForTarget(Config{}, "KAFKA:schd").head_limit()));
   EXPECT_NE(open.find("msg_event_open_batch_idx"), std::string::npos) << open;
+  EXPECT_NE(open.find("Index Cond: (event_id > $"), std::string::npos) << open;
 
   // And the queries still answer as before.
   Dispatcher d(
@@ -974,7 +1005,8 @@ TEST_F(DispatcherTest, TheOutboxQueriesSkipSentEventsWhenPlannedForAnAllPendingO
 
 // The service's dispatcher for KAFKA:msg sends a drain in batches of
 // claim_limit events, one Kafka transaction and one SENT update each: 2,000
-// with a default configuration (docs/dispatch.md#in-msgx-run).
+// with a default configuration (docs/dispatch.md#in-msgx-run). Each SENT
+// update is one delivered range (docs/dispatch.md#delivered-ranges).
 TEST_F(DispatcherTest, TheServicesDispatcherSendsADrainInBatchesOfTwoThousand) {
   pg_->Psql(UrlDb(),
             "INSERT INTO msg_event (event_key, target, partition_key, event_type, "
@@ -993,7 +1025,12 @@ TEST_F(DispatcherTest, TheServicesDispatcherSendsADrainInBatchesOfTwoThousand) {
   EXPECT_EQ(steps[0].kind, DispatchStep::Kind::kSent);
   EXPECT_EQ(steps[0].sent, 2000);
   EXPECT_EQ(steps[1].sent, 500);
-  EXPECT_EQ(Query("SELECT count(*) FROM msg_event WHERE state = 'SENT'"), "2500");
+  EXPECT_EQ(Query("SELECT count(*) FROM msg_event_state WHERE state = 'SENT'"), "2500");
+  // One delivered range per batch, and no row rewritten.
+  EXPECT_EQ(Query("SELECT string_agg(first_event_id || '..' || last_event_id || '/' || events, "
+                  "',' ORDER BY last_event_id) FROM outbox_delivery"),
+            "1..2000/2000,2001..2500/500");
+  EXPECT_EQ(Query("SELECT count(*) FROM msg_event WHERE state <> 'PENDING' OR attempts <> 0"), "0");
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // The sent-event compaction job (stream/jobs/event_retention.h) against a
-// real PostgreSQL: only SENT events older than the retention go, DEAD and
-// PENDING ones and newer SENT ones stay, in bounded batches, and a stale
-// leader deletes nothing.
+// real PostgreSQL: only SENT events older than the retention go (marked
+// row by row or delivered as a range), DEAD and PENDING ones and newer SENT
+// ones stay, in bounded batches, and a stale leader deletes nothing.
 #include "stream/jobs/event_retention.h"
 
 #include <gtest/gtest.h>
@@ -51,7 +51,7 @@ class EventRetentionTest : public testing::PgSuite {
   std::int64_t Count(const std::string& where) {
     pqxx::connection c(url_);
     pqxx::nontransaction nt(c);
-    return nt.exec1("SELECT count(*) FROM msg_event WHERE " + where)[0].as<std::int64_t>();
+    return nt.exec1("SELECT count(*) FROM msg_event_state WHERE " + where)[0].as<std::int64_t>();
   }
 
   EventRetention Job(int batch = 1000) {
@@ -107,6 +107,54 @@ TEST_F(EventRetentionTest, WorksInBoundedBatchesOldestFirst) {
   EXPECT_EQ(Count("event_key LIKE 'SENT40-%'"), 10);
   EXPECT_EQ(*job.Step(epoch_), 60);
   EXPECT_EQ(Count("true"), 0);
+}
+
+// Events delivered as a range (stream/pg/outbox_delivery.h) keep their
+// PENDING rows: the range goes whole with them once it is older than the
+// retention. A DEAD row or a replayed one inside it is not delivered and
+// stays, and the newest range of each target stays with its rows: it holds
+// the target's delivered position.
+TEST_F(EventRetentionTest, DeliveredRangesGoWholeButNeverTheNewestOfATarget) {
+  const std::string old_sent = PgTimestamp(clock_.NowMicros() - 30 * kHour);
+  const std::string new_sent = PgTimestamp(clock_.NowMicros() - 2 * kHour);
+  pqxx::connection c(url_);
+  pqxx::work w(c);
+  w.exec(
+      "INSERT INTO msg_event (event_id, event_key, target, event_type, state_version, "
+      "payload_json, state, replayed_at, created_at) SELECT g, 'k' || g, CASE WHEN g > 20 THEN "
+      "'KAFKA:ref' ELSE 'KAFKA:msg' END, 'UPSERT', g, '{}', CASE WHEN g = 5 THEN 'DEAD' ELSE "
+      "'PENDING' END, CASE WHEN g = 6 THEN now() END, now() FROM generate_series(1, 23) g");
+  w.exec_params(
+      "INSERT INTO outbox_delivery (target, first_event_id, last_event_id, events, sent_at) "
+      "VALUES ('KAFKA:msg', 1, 9, 7, $1::timestamptz), ('KAFKA:msg', 10, 11, 2, $2::timestamptz), "
+      "('KAFKA:ref', 21, 22, 2, $1::timestamptz)",
+      old_sent, new_sent);
+  w.commit();
+  ASSERT_EQ(Count("state = 'SENT'"), 11);
+  EventRetention job = Job();
+  auto backlog = job.Backlog(100);
+  ASSERT_TRUE(backlog.ok()) << backlog.status().ToString();
+  EXPECT_EQ(*backlog, 7);
+  auto n = job.Step(epoch_);
+  ASSERT_TRUE(n.ok()) << n.status().ToString();
+  EXPECT_EQ(*n, 7);
+  auto ids = [&] {
+    pqxx::nontransaction nt(c);
+    return nt
+        .exec1(
+            "SELECT string_agg(event_id || state, ',' ORDER BY event_id) FROM "
+            "msg_event_state")[0]
+        .as<std::string>();
+  };
+  EXPECT_EQ(ids(),
+            "5DEAD,6PENDING,10SENT,11SENT,12PENDING,13PENDING,14PENDING,15PENDING,16PENDING,"
+            "17PENDING,18PENDING,19PENDING,20PENDING,21SENT,22SENT,23PENDING");
+  EXPECT_EQ(*job.Step(epoch_), 0);
+  // A day later KAFKA:msg's last range is due, but it is still the newest.
+  clock_.Advance(std::chrono::hours(24));
+  EXPECT_EQ(*job.Backlog(100), 0);
+  EXPECT_EQ(*job.Step(epoch_), 0);
+  EXPECT_EQ(Count("state = 'SENT'"), 4);
 }
 
 TEST_F(EventRetentionTest, AStaleLeaderDeletesNothing) {

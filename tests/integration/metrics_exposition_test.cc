@@ -195,7 +195,7 @@ TEST_F(MetricsExpositionTest, ALiveRunExposesEveryFamilyWithItsLabels) {
     pqxx::connection c(own_url_);
     pqxx::nontransaction nt(c);
     for (const auto& r :
-         nt.exec("SELECT e.target, count(*), count(p.received_at) FROM msg_event e LEFT JOIN "
+         nt.exec("SELECT e.target, count(*), count(p.received_at) FROM msg_event_state e LEFT JOIN "
                  "proc_state p ON p.msg_id = e.source_msg_id WHERE e.state = 'SENT' GROUP BY 1")) {
       sent[r[0].as<std::string>()] = r[1].as<std::int64_t>();
       received[r[0].as<std::string>()] = r[2].as<std::int64_t>();

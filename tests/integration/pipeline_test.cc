@@ -182,7 +182,7 @@ class PipelineTest : public ::testing::Test {
     std::map<std::string, std::int64_t> out;
     pqxx::connection c(own_url_);
     pqxx::nontransaction nt(c);
-    for (const auto& row : nt.exec("SELECT target, count(*) FROM msg_event GROUP BY 1")) {
+    for (const auto& row : nt.exec("SELECT target, count(*) FROM msg_event_state GROUP BY 1")) {
       out[row[0].as<std::string>()] = row[1].as<std::int64_t>();
     }
     return out;
@@ -363,7 +363,8 @@ TEST_F(PipelineTest, HappyPathCorpusAndGeneratedStreamReachEveryStore) {
     EXPECT_EQ(static_cast<std::int64_t>(ref_ids.size()), targets.at("KAFKA:ref"));
   }
   const auto batches =
-      nt.exec1("SELECT count(DISTINCT batch_id) FROM msg_event WHERE target = 'KAFKA:schd'")[0]
+      nt.exec1(
+            "SELECT count(DISTINCT batch_id) FROM msg_event_state WHERE target = 'KAFKA:schd'")[0]
           .as<std::int64_t>();
   ASSERT_GT(batches, 0);
   const auto& schd = consumed[topic_schd_];
@@ -491,7 +492,7 @@ TEST_F(PipelineTest, PostgresOutageStallsOnlyTheApplier) {
   ASSERT_TRUE(WaitSettled(rows, seconds(120))) << Log();
   StopMsgx(pid);
   ExpectConsistent(rows);
-  EXPECT_EQ(OwnCount("SELECT count(*) FROM msg_event WHERE state = 'DEAD'"), 0);
+  EXPECT_EQ(OwnCount("SELECT count(*) FROM msg_event_state WHERE state = 'DEAD'"), 0);
 }
 
 // Redis emptied, then restarted empty, mid-stream: the mirror rebuilds.
@@ -542,8 +543,8 @@ TEST_F(PipelineTest, LostStateStoreIsRebuiltAndCheckedByDigest) {
   pid_t pid = StartMsgx({"MSGX_PIPELINE_BATCH_MAX=100"});
   ASSERT_TRUE(WaitSettled(rows, seconds(120))) << Log();
   StopMsgx(pid);
-  const auto events = OwnCount("SELECT count(*) FROM msg_event");
-  const auto max_event = OwnCount("SELECT max(event_id) FROM msg_event");
+  const auto events = OwnCount("SELECT count(*) FROM msg_event_state");
+  const auto max_event = OwnCount("SELECT max(event_id) FROM msg_event_state");
   const auto outcomes_updated = OwnCount("SELECT count(*) FROM proc_state");
   std::filesystem::remove_all(state_dir_ + "/state");
   pid = StartMsgx({"MSGX_LOG_LEVEL=info"});
@@ -555,8 +556,8 @@ TEST_F(PipelineTest, LostStateStoreIsRebuiltAndCheckedByDigest) {
   ASSERT_TRUE(WaitSettled(rows, seconds(120))) << Log();
   StopMsgx(pid);
   ExpectConsistent(rows);
-  EXPECT_EQ(OwnCount("SELECT count(*) FROM msg_event"), events);
-  EXPECT_EQ(OwnCount("SELECT max(event_id) FROM msg_event"), max_event);
+  EXPECT_EQ(OwnCount("SELECT count(*) FROM msg_event_state"), events);
+  EXPECT_EQ(OwnCount("SELECT max(event_id) FROM msg_event_state"), max_event);
   EXPECT_EQ(OwnCount("SELECT count(*) FROM proc_state"), outcomes_updated);
   EXPECT_NE(Log().find("batch digests match"), std::string::npos) << Log();
 }
@@ -661,9 +662,11 @@ TEST_F(PipelineTest, AStaleLeadersWritesDoNotLand) {
     }
   });
   // A dispatches (its events are being marked SENT), B waits for the lock.
-  const std::int64_t sent_before = OwnCount("SELECT count(*) FROM msg_event WHERE state = 'SENT'");
+  const std::int64_t sent_before =
+      OwnCount("SELECT count(*) FROM msg_event_state WHERE state = 'SENT'");
   for (int i = 0; i < 200; ++i) {
-    if (OwnCount("SELECT count(*) FROM msg_event WHERE state = 'SENT'") > sent_before + 20) break;
+    if (OwnCount("SELECT count(*) FROM msg_event_state WHERE state = 'SENT'") > sent_before + 20)
+      break;
     std::this_thread::sleep_for(milliseconds(100));
   }
   const std::int64_t epoch_a = OwnCount("SELECT leader_epoch FROM pipeline");
@@ -733,19 +736,20 @@ TEST_F(PipelineTest, BrokerOutageStallsDeliveryAndResumes) {
   kafka_->SetBrokerDown();
   AddGenerated(500, 801'000);
   std::this_thread::sleep_for(seconds(outage));
-  const auto pending = OwnCount("SELECT count(*) FROM msg_event WHERE state = 'PENDING'");
+  const auto pending = OwnCount("SELECT count(*) FROM msg_event_state WHERE state = 'PENDING'");
   kafka_->SetBrokerUp();
   EXPECT_GT(pending, 0) << "nothing can be delivered while the broker is down";
   const std::int64_t rows = MailboxRows();
   ASSERT_TRUE(WaitSettled(rows, seconds(180))) << Log();
   StopMsgx(pid);
   ExpectConsistent(rows);
-  EXPECT_EQ(OwnCount("SELECT count(*) FROM msg_event WHERE state = 'DEAD' OR attempts > 1"), 0);
+  EXPECT_EQ(OwnCount("SELECT count(*) FROM msg_event_state WHERE state = 'DEAD' OR attempts > 1"),
+            0);
   // Read back by an outside read_committed consumer: every event, in order
   // per key. (A consumer connected through the outage stops receiving from
   // the mock cluster afterwards, so the check reads once delivery is done;
   // the topic is this test's own and below the mock's retention.)
-  const auto want = OwnCount("SELECT count(*) FROM msg_event WHERE target = 'KAFKA:msg'");
+  const auto want = OwnCount("SELECT count(*) FROM msg_event_state WHERE target = 'KAFKA:msg'");
   auto got = testing::ConsumeTopic(kafka_->Bootstrap(), topic_msg_, static_cast<size_t>(want),
                                    seconds(30));
   const std::set<std::string> ids = EventIdsInKeyOrder(got);
@@ -760,7 +764,7 @@ TEST_F(PipelineTest, NothingIsPublishedBeforeTheMirrorHoldsIt) {
   std::int64_t rows = LoadMailbox(0);
   const pid_t pid = StartMsgx();
   ASSERT_TRUE(WaitSettled(rows, seconds(120))) << Log();
-  const auto sent = OwnCount("SELECT count(*) FROM msg_event WHERE state = 'SENT'");
+  const auto sent = OwnCount("SELECT count(*) FROM msg_event_state WHERE state = 'SENT'");
   redis_->Stop();
   AddGenerated(300, 810'000);
   rows = MailboxRows();
@@ -769,8 +773,8 @@ TEST_F(PipelineTest, NothingIsPublishedBeforeTheMirrorHoldsIt) {
   }
   std::this_thread::sleep_for(seconds(2));
   EXPECT_EQ(OwnCount("SELECT count(*) FROM proc_state"), rows) << "PostgreSQL keeps moving";
-  EXPECT_GT(OwnCount("SELECT count(*) FROM msg_event WHERE state = 'PENDING'"), 0);
-  EXPECT_EQ(OwnCount("SELECT count(*) FROM msg_event WHERE state = 'SENT'"), sent)
+  EXPECT_GT(OwnCount("SELECT count(*) FROM msg_event_state WHERE state = 'PENDING'"), 0);
+  EXPECT_EQ(OwnCount("SELECT count(*) FROM msg_event_state WHERE state = 'SENT'"), sent)
       << "published before the mirror held it";
   redis_->Restart();
   ASSERT_TRUE(WaitSettled(rows, seconds(120))) << Log();
@@ -808,10 +812,11 @@ TEST_F(PipelineTest, NothingIsPublishedBeyondTheMirrorWhileRedisAnswers) {
   std::this_thread::sleep_for(seconds(2));  // time enough for a dispatcher to misbehave
   EXPECT_EQ(OwnCount("SELECT count(*) FROM proc_state"), rows) << "PostgreSQL keeps moving";
   EXPECT_EQ(MirrorOffset(), held) << "the mirror must be held";
-  EXPECT_GT(OwnCount("SELECT count(*) FROM msg_event WHERE state = 'PENDING'"), 0);
-  EXPECT_EQ(OwnCount("SELECT count(*) FROM msg_event WHERE state = 'SENT' AND state_version > " +
-                     std::to_string(held)),
-            0)
+  EXPECT_GT(OwnCount("SELECT count(*) FROM msg_event_state WHERE state = 'PENDING'"), 0);
+  EXPECT_EQ(
+      OwnCount("SELECT count(*) FROM msg_event_state WHERE state = 'SENT' AND state_version > " +
+               std::to_string(held)),
+      0)
       << "published beyond the mirror's offset " << held;
   ASSERT_EQ(::kill(pid, SIGTERM), 0);
   auto exit = WaitForExit(pid, seconds(60));
@@ -1318,27 +1323,39 @@ TEST_F(PipelineTest, AFullDiskAtStartUpIsWaitedOut) {
 }
 
 // The event-retention job in the running service (docs/jobs.md): with a
-// retention of 2 s every SENT event goes soon after it was sent, the job's
-// figures and metrics say so, and what stays is only what is not SENT.
+// retention of 2 s every SENT event goes soon after it was sent but those
+// of each target's newest delivered range, the job's figures and metrics
+// say so, and what stays is only those and what is not SENT.
 // Beside it the processed mark (a run every second here) marks every
 // mailbox row, all of them terminal, and settles each one MARKED, and the
 // archive (proc-state.archive-after 2 s) then moves every settled row to
 // proc_state_hst, leaving ARCHIVED shadows that keep their mark_state; and
 // `msgx refold --verify` still passes with every job done.
 TEST_F(PipelineTest, SentEventsAreCompactedWhileTheServiceRuns) {
-  const std::int64_t rows = LoadMailbox(200);
+  std::int64_t rows = LoadMailbox(200);
   auto port = FreeLoopbackPort();
   ASSERT_TRUE(port.ok());
   const pid_t pid = StartMsgx(
       {"MSGX_PIPELINE_EVENT_RETENTION=2s", "MSGX_PIPELINE_BACKFILL_BACKOFF_MS=1s",
        "MSGX_PROC_STATE_ARCHIVE_AFTER=2s", "MSGX_HTTP_LISTEN=127.0.0.1:" + std::to_string(*port)});
   ASSERT_TRUE(WaitSettled(rows, seconds(120))) << Log();
+  // More changes after that backlog: KAFKA:msg gets newer delivered ranges,
+  // so the backlog's range is no longer its newest.
+  AddGenerated(20, 600'000);
+  rows += 20;
+  ASSERT_TRUE(WaitSettled(rows, seconds(120))) << Log();
+  // What stays: the newest delivered range of each target, which holds its
+  // delivered position (docs/jobs.md#event-retention).
+  const std::string kept =
+      "SELECT coalesce(sum(events), 0) FROM outbox_delivery r WHERE r.last_event_id = "
+      "(SELECT max(m.last_event_id) FROM outbox_delivery m WHERE m.target = r.target)";
   const auto deadline = std::chrono::steady_clock::now() + seconds(30);
-  while (OwnCount("SELECT count(*) FROM msg_event WHERE state = 'SENT'") > 0 &&
+  while (OwnCount("SELECT count(*) FROM msg_event_state WHERE state = 'SENT'") > OwnCount(kept) &&
          std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(milliseconds(250));
   }
-  EXPECT_EQ(OwnCount("SELECT count(*) FROM msg_event WHERE state = 'SENT'"), 0);
+  EXPECT_EQ(OwnCount("SELECT count(*) FROM msg_event_state WHERE state = 'SENT'"), OwnCount(kept));
+  EXPECT_LE(OwnCount("SELECT count(*) FROM outbox_delivery"), 3);
   // The job deleted them (events were made: the corpus and 200 changes).
   auto metrics = GetSoon(*port, "/metrics", seconds(5));
   ASSERT_TRUE(metrics);
@@ -1699,7 +1716,8 @@ TEST_F(PipelineTest, SigtermUnderLoadDeliversEverythingCapturedAndExitsZero) {
     }
   });
   // Delivery is under way before the signal.
-  for (int i = 0; i < 600 && OwnCount("SELECT count(*) FROM msg_event WHERE state = 'SENT'") < 100;
+  for (int i = 0;
+       i < 600 && OwnCount("SELECT count(*) FROM msg_event_state WHERE state = 'SENT'") < 100;
        ++i) {
     std::this_thread::sleep_for(milliseconds(100));
   }
@@ -1729,7 +1747,7 @@ TEST_F(PipelineTest, SigtermUnderLoadDeliversEverythingCapturedAndExitsZero) {
               static_cast<long long>(outcomes_at_signal), static_cast<long long>(check.outcomes),
               static_cast<long long>(check.unfolded));
   EXPECT_EQ(check.outcomes + check.unfolded, rows);
-  EXPECT_EQ(OwnCount("SELECT count(*) FROM msg_event WHERE state <> 'SENT'"), 0);
+  EXPECT_EQ(OwnCount("SELECT count(*) FROM msg_event_state WHERE state <> 'SENT'"), 0);
   // Kafka holds every event, each once.
   for (const auto& [target, topic] : std::vector<std::pair<std::string, std::string>>{
            {"KAFKA:msg", topic_msg_}, {"KAFKA:ref", topic_ref_}}) {
@@ -1738,15 +1756,16 @@ TEST_F(PipelineTest, SigtermUnderLoadDeliversEverythingCapturedAndExitsZero) {
     for (const auto& m : got) ids.insert(m.headers.at("msgx-event-id"));
     EXPECT_EQ(ids.size(), got.size()) << target << ": an event sent twice";
     EXPECT_EQ(static_cast<std::int64_t>(ids.size()),
-              OwnCount("SELECT count(*) FROM msg_event WHERE target = '" + target + "'"))
+              OwnCount("SELECT count(*) FROM msg_event_state WHERE target = '" + target + "'"))
         << target;
   }
   std::set<std::string> batches;
   for (const auto& m : consumers.consumed[topic_schd_])
     batches.insert(m.headers.at("msgx-event-id"));
   EXPECT_EQ(batches.size(), consumers.consumed[topic_schd_].size());
-  EXPECT_EQ(static_cast<std::int64_t>(batches.size()),
-            OwnCount("SELECT count(DISTINCT batch_id) FROM msg_event WHERE target = 'KAFKA:schd'"));
+  EXPECT_EQ(
+      static_cast<std::int64_t>(batches.size()),
+      OwnCount("SELECT count(DISTINCT batch_id) FROM msg_event_state WHERE target = 'KAFKA:schd'"));
 
   // The next start captures the rest.
   const pid_t again = StartMsgx();
@@ -1773,7 +1792,7 @@ TEST_F(PipelineTest, ADrainHeldByTheBrokerDownEndsAtTheBoundAndAStartDeliversThe
     std::this_thread::sleep_for(milliseconds(100));
   }
   ASSERT_EQ(OwnCount("SELECT count(*) FROM proc_state"), rows) << Log();
-  ASSERT_GT(OwnCount("SELECT count(*) FROM msg_event WHERE state = 'PENDING'"), 0);
+  ASSERT_GT(OwnCount("SELECT count(*) FROM msg_event_state WHERE state = 'PENDING'"), 0);
 
   ASSERT_EQ(::kill(first, SIGTERM), 0);
   const auto [status, body] = ReadyzOnceItSays(*port, "draining", 50);
@@ -1784,7 +1803,7 @@ TEST_F(PipelineTest, ADrainHeldByTheBrokerDownEndsAtTheBoundAndAStartDeliversThe
   EXPECT_EQ(exited->code, 0) << Log();
   EXPECT_TRUE(LogHas("the drain bound of 5000 ms passed")) << Log();
   EXPECT_TRUE(LogHas("dispatch KAFKA:msg undrained")) << Log();
-  EXPECT_GT(OwnCount("SELECT count(*) FROM msg_event WHERE state = 'PENDING'"), 0);
+  EXPECT_GT(OwnCount("SELECT count(*) FROM msg_event_state WHERE state = 'PENDING'"), 0);
 
   // A long drain, cut short by a second signal.
   const pid_t second = StartMsgx({listen, "MSGX_SHUTDOWN_DRAIN_TIMEOUT=1h", "MSGX_LOG_LEVEL=info"});
@@ -1803,8 +1822,8 @@ TEST_F(PipelineTest, ADrainHeldByTheBrokerDownEndsAtTheBoundAndAStartDeliversThe
   ASSERT_TRUE(WaitSettled(rows, seconds(180))) << Log();
   StopMsgx(third);
   ExpectConsistent(rows);
-  EXPECT_EQ(OwnCount("SELECT count(*) FROM msg_event WHERE state = 'DEAD'"), 0);
-  const auto want = OwnCount("SELECT count(*) FROM msg_event WHERE target = 'KAFKA:msg'");
+  EXPECT_EQ(OwnCount("SELECT count(*) FROM msg_event_state WHERE state = 'DEAD'"), 0);
+  const auto want = OwnCount("SELECT count(*) FROM msg_event_state WHERE target = 'KAFKA:msg'");
   auto got = testing::ConsumeTopic(kafka_->Bootstrap(), topic_msg_, static_cast<size_t>(want),
                                    seconds(30));
   const std::set<std::string> ids = EventIdsInKeyOrder(got);

@@ -1,8 +1,9 @@
 // The status document's outbox section (stream/service/status_model.h,
 // docs/operations.md#status) against a real PostgreSQL: every target is
-// listed with its PENDING count, the age of its oldest PENDING event and its
-// DEAD count, read through the dispatchers' indexes; the SENT rows the
-// retention keeps are not counted (that read the whole outbox).
+// listed with its undelivered count, the age of its oldest undelivered
+// event and its DEAD count, read through the dispatchers' indexes; the
+// delivered rows the retention keeps are not counted (that read the whole
+// outbox).
 #include <gtest/gtest.h>
 
 #include <pqxx/pqxx>
@@ -19,7 +20,9 @@ namespace {
 
 class StatusOutboxTest : public testing::PgSuite {
  protected:
-  void SetUp() override { url_ = testing::CreateMigratedDatabase(pg_, "status_outbox"); }
+  void SetUp() override {
+    url_ = testing::CreateMigratedDatabase(pg_, "status_outbox_" + std::to_string(++n_));
+  }
 
   // `n` events of `target` in `state`, created `age_s` seconds ago.
   void Insert(int n, const std::string& target, const std::string& state, int age_s) {
@@ -34,9 +37,18 @@ class StatusOutboxTest : public testing::PgSuite {
     w.commit();
   }
 
+  void Exec(const std::string& sql) {
+    pqxx::connection c(url_);
+    pqxx::work w(c);
+    w.exec(sql);
+    w.commit();
+  }
+
+  static int n_;
   std::string url_;
   int next_ = 0;
 };
+int StatusOutboxTest::n_ = 0;
 
 TEST_F(StatusOutboxTest, EachTargetsPendingOldestAndDeadWithoutCountingTheSentOnes) {
   Insert(3, "KAFKA:msg", "PENDING", 7200);
@@ -66,6 +78,30 @@ TEST_F(StatusOutboxTest, EachTargetsPendingOldestAndDeadWithoutCountingTheSentOn
   EXPECT_EQ(outbox["KAFKA:ref"]["dlq"].GetInt64(), 1);
   EXPECT_EQ(outbox["KAFKA:schd"]["pending"].GetInt64(), 0);
   EXPECT_EQ(outbox["KAFKA:schd"]["dlq"].GetInt64(), 0);
+}
+
+// Events delivered as a range keep PENDING on their rows
+// (docs/dispatch.md#delivered-ranges): they are not pending, however old,
+// but a replayed one among them is, and it is the oldest.
+TEST_F(StatusOutboxTest, EventsOfADeliveredRangeAreNotPendingButAReplayAmongThemIs) {
+  Insert(5, "KAFKA:msg", "PENDING", 9000);
+  Insert(1, "KAFKA:msg", "PENDING", 8000);  // replayed below
+  Insert(5, "KAFKA:msg", "PENDING", 9000);
+  Exec("UPDATE msg_event SET replayed_at = now() WHERE event_key LIKE 'KAFKA:msgPENDING1:%'");
+  Exec(
+      "INSERT INTO outbox_delivery (target, first_event_id, last_event_id, events, sent_at) "
+      "SELECT 'KAFKA:msg', min(event_id), max(event_id), 10, now() FROM msg_event");
+  Insert(2, "KAFKA:msg", "PENDING", 60);
+  Config config;
+  config.postgres_url = url_;
+  config.redis_url.clear();
+  config.state_dir = "/nonexistent/msgx-status-outbox";
+  const rapidjson::Document doc = BuildStatus(config, nullptr);
+  ASSERT_TRUE(doc.HasMember("outbox")) << ToJson(doc);
+  const rapidjson::Value& msg = doc["outbox"]["KAFKA:msg"];
+  EXPECT_EQ(msg["pending"].GetInt64(), 3) << ToJson(msg);
+  EXPECT_GE(msg["oldest_pending_s"].GetInt64(), 8000);
+  EXPECT_LT(msg["oldest_pending_s"].GetInt64(), 8000 + 600);
 }
 
 }  // namespace

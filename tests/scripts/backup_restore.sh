@@ -65,7 +65,7 @@ wait_all() {  # until every mailbox row has its outcome and no event is pending
   want=$(mailbox_rows)
   for _ in $(seq 900); do
     got=$(outcomes)
-    pending=$(q "$MSGX_POSTGRES_URL" "SELECT count(*) FROM msg_event WHERE state = 'PENDING'" \
+    pending=$(q "$MSGX_POSTGRES_URL" "SELECT count(*) FROM msg_event_state WHERE state = 'PENDING'" \
       2>/dev/null || echo 1)
     (( got >= want && pending == 0 )) && return 0
     kill -0 "$RUN_PID" 2>/dev/null || fail "msgx run died"

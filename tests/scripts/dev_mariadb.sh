@@ -89,7 +89,7 @@ RUN_PID=$!
 for _ in $(seq 1 480); do
   alive "$RUN_PID" || fail "msgx run exited"
   done_rows=$(own 'SELECT count(*) FROM proc_state')
-  unsent=$(own "SELECT count(*) FROM msg_event WHERE state <> 'SENT'")
+  unsent=$(own "SELECT count(*) FROM msg_event_state WHERE state <> 'SENT'")
   unmarked=$(mailbox 'SELECT count(*) FROM cminmsgs WHERE cminmsgs_date_processed IS NULL')
   [[ $done_rows == "$rows" && $unsent == 0 && $unmarked == 0 ]] && break
   sleep 0.5

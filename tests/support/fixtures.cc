@@ -63,8 +63,8 @@ bool WaitSettled(const std::string& own_url, const RedisServer& redis, std::int6
       pqxx::connection c(own_url);
       pqxx::nontransaction nt(c);
       const auto outcomes = nt.exec1("SELECT count(*) FROM proc_state")[0].as<std::int64_t>();
-      const auto unsent =
-          nt.exec1("SELECT count(*) FROM msg_event WHERE state <> 'SENT'")[0].as<std::int64_t>();
+      const auto unsent = nt.exec1("SELECT count(*) FROM msg_event_state WHERE state <> 'SENT'")[0]
+                              .as<std::int64_t>();
       const auto applied =
           nt.exec1("SELECT coalesce(max(applied_offset), -2) FROM pipeline")[0].as<std::int64_t>();
       const std::string mirror = redis.Cli({"HGET", "msgx:mirror", "offset"});

@@ -61,10 +61,10 @@ KafkaTailCheck CheckKafkaTail(const std::string& bootstrap, const std::string& t
   {
     pqxx::connection c(own_url);
     pqxx::nontransaction nt(c);
-    for (const auto& row :
-         nt.exec_params("SELECT event_key, event_id, payload_json, state = 'SENT' FROM msg_event "
-                        "WHERE target = $1",
-                        target)) {
+    for (const auto& row : nt.exec_params(
+             "SELECT event_key, event_id, payload_json, state = 'SENT' FROM msg_event_state "
+             "WHERE target = $1",
+             target)) {
       Event e{row[1].as<std::int64_t>(), row[2].as<std::string>(), row[3].as<bool>()};
       if (e.sent) sent.insert(e.id);
       events.emplace(row[0].as<std::string>(), std::move(e));
