@@ -195,7 +195,7 @@ HeadSample SampleHead(pqxx::connection& c, const DispatcherOptions& options) {
   std::string plan;
   for (const auto& row :
        nt.exec_params("EXPLAIN (ANALYZE, BUFFERS) " + Dispatcher::HeadQuery(false, false),
-                      options.target, options.head_limit())) {
+                      options.target, options.head_limit(), 0, "{}")) {
     plan += row[0].as<std::string>() + "\n";
   }
   HeadSample h;

@@ -102,7 +102,6 @@ Status Dispatcher::StartMark(std::vector<Event> events) {
   MSGX_FAILPOINT("dispatch.committed", options_.target);
   if (!mark_pg_) mark_pg_ = std::make_unique<PgSession>(pg_->url());
   marking_ = std::move(events);
-  marking_ids_ = EventIds(marking_);
   // Only values cross to the other thread; the counting is FinishMark's.
   marked_ = std::async(
       std::launch::async, [pg = mark_pg_.get(), d = DeliveryOf(marking_), target = options_.target,
@@ -124,7 +123,6 @@ Status Dispatcher::FinishMark() {
     reconcile_due_ = true;  // did the UPDATE land? Kafka knows.
   }
   marking_.clear();
-  marking_ids_.clear();
   return s;
 }
 
@@ -252,56 +250,115 @@ Status Dispatcher::MarkSentAfterCommit(const std::vector<Event>& events) {
   return s;
 }
 
-std::string Dispatcher::HeadQuery(bool open_batch_only, bool unbatched_only, bool excluding) {
+std::string Dispatcher::HeadQuery(bool open_batch_only, bool unbatched_only) {
   std::string filter;
   if (open_batch_only) filter += " AND batch_id IS NOT NULL";
   if (unbatched_only) filter += " AND batch_id IS NULL";
-  if (excluding) filter += " AND NOT (event_id = ANY($3::bigint[]))";
   // Two ordered branches, each on its own index (outbox_delivery.h): the
-  // events above the delivered position and the replayed ones below it.
+  // events above the delivered position and the replayed ones below it;
+  // each leaves out the events still in flight (HeadSkip).
   std::string sql = "(";
   sql.append(kHeadColumns).append(UndeliveredAboveSql("$1")).append(filter);
-  sql.append(" ORDER BY event_id LIMIT $2) UNION ALL (");
+  sql.append(" AND event_id > $3 ORDER BY event_id LIMIT $2) UNION ALL (");
   sql.append(kHeadColumns).append(UndeliveredReplayedSql("$1")).append(filter);
-  sql.append(" ORDER BY event_id LIMIT $2) ORDER BY 1 LIMIT $2");
+  sql.append(" AND NOT (event_id = ANY($4::bigint[])) ORDER BY event_id LIMIT $2) ORDER BY 1 ");
+  sql.append("LIMIT $2");
   return sql;
+}
+
+Dispatcher::HeadSkip Dispatcher::SkipOf(const std::vector<Event>& a, const std::vector<Event>& b) {
+  HeadSkip skip;
+  for (const auto* events : {&a, &b}) {
+    for (const auto& e : *events) {
+      skip.floor = std::max(skip.floor, e.event_id);
+      if (e.replayed) skip.replayed_ids.push_back(e.event_id);
+    }
+  }
+  return skip;
+}
+
+Dispatcher::Event Dispatcher::EventOfRow(const pqxx::row& row) {
+  Event e;
+  e.event_id = row[0].as<std::int64_t>();
+  e.event_key = row[1].as<std::string>();
+  e.partition_key = row[2].as<std::string>();
+  e.event_type = row[3].as<std::string>();
+  e.state_version = row[4].as<std::int64_t>();
+  e.payload = row[5].as<std::string>();
+  e.attempts = row[6].as<int>();
+  e.next_attempt_micros = row[7].as<std::int64_t>();
+  e.source_msg_id = row[8].as<std::int64_t>();
+  e.replayed = row[9].as<bool>();
+  e.batch_id = row[10].as<std::int64_t>();
+  e.created_micros = row[11].as<std::int64_t>();
+  e.received_micros = row[12].as<std::int64_t>();
+  return e;
+}
+
+Result<std::vector<Dispatcher::Event>> Dispatcher::ReadHead(PgSession* pg, const HeadRead& read) {
+  std::vector<Event> out;
+  auto fn = [&](pqxx::dbtransaction& tx) {
+    out.clear();
+    const pqxx::result r = tx.exec_params(read.sql, read.target, read.limit, read.skip.floor,
+                                          PgArrayLiteral(read.skip.replayed_ids));
+    out.reserve(r.size());
+    for (const auto& row : r) out.push_back(EventOfRow(row));
+  };
+  // Fenced too: a stale leader loads nothing, so it publishes nothing. A
+  // read: the epoch is checked without a lock (kRead).
+  Status s = read.log_uuid.empty() ? pg->Run(fn)
+                                   : msgx::RunFenced(pg, read.pipeline, read.epoch, read.log_uuid,
+                                                     fn, EpochCheck::kRead);
+  if (!s.ok()) return s;
+  return out;
+}
+
+Dispatcher::HeadRead Dispatcher::HeadReadOf(bool open_batch_only, bool unbatched_only,
+                                            HeadSkip skip) const {
+  HeadRead read;
+  read.sql = HeadQuery(open_batch_only, unbatched_only);
+  read.target = options_.target;
+  read.limit = options_.head_limit();
+  read.skip = std::move(skip);
+  read.pipeline = options_.pipeline;
+  read.epoch = epoch_;
+  read.log_uuid = options_.log_uuid;
+  return read;
 }
 
 Result<std::vector<Dispatcher::Event>> Dispatcher::LoadHead(bool open_batch_only,
                                                             bool unbatched_only) {
-  std::vector<Event> out;
   // The events whose SENT update is still running are sent already.
-  const bool excluding = !marking_ids_.empty();
-  const std::string sql = HeadQuery(open_batch_only, unbatched_only, excluding);
-  // Fenced too: a stale leader loads nothing, so it publishes nothing. A
-  // read: the epoch is checked without a lock (kRead).
-  Status s = RunFenced(
-      [&](pqxx::dbtransaction& tx) {
-        pqxx::result r = excluding ? tx.exec_params(sql, options_.target, options_.head_limit(),
-                                                    PgArrayLiteral(marking_ids_))
-                                   : tx.exec_params(sql, options_.target, options_.head_limit());
-        out.reserve(r.size());
-        for (const auto& row : r) {
-          Event e;
-          e.event_id = row[0].as<std::int64_t>();
-          e.event_key = row[1].as<std::string>();
-          e.partition_key = row[2].as<std::string>();
-          e.event_type = row[3].as<std::string>();
-          e.state_version = row[4].as<std::int64_t>();
-          e.payload = row[5].as<std::string>();
-          e.attempts = row[6].as<int>();
-          e.next_attempt_micros = row[7].as<std::int64_t>();
-          e.source_msg_id = row[8].as<std::int64_t>();
-          e.replayed = row[9].as<bool>();
-          e.batch_id = row[10].as<std::int64_t>();
-          e.created_micros = row[11].as<std::int64_t>();
-          e.received_micros = row[12].as<std::int64_t>();
-          out.push_back(std::move(e));
-        }
-      },
-      EpochCheck::kRead);
-  if (!s.ok()) return s;
-  return out;
+  return ReadHead(pg_, HeadReadOf(open_batch_only, unbatched_only, SkipOf(marking_, {})));
+}
+
+void Dispatcher::StartPrefetch(const std::vector<Event>& sending) {
+  if (!head_pg_) head_pg_ = std::make_unique<PgSession>(pg_->url());
+  prefetch_epoch_ = epoch_;
+  prefetched_ =
+      std::async(std::launch::async,
+                 [pg = head_pg_.get(), read = HeadReadOf(false, false, SkipOf(marking_, sending))] {
+                   return ReadHead(pg, read);
+                 });
+}
+
+void Dispatcher::DropPrefetch() {
+  if (!prefetched_.valid()) return;
+  prefetched_.wait();  // it uses head_pg_
+  prefetched_ = {};
+}
+
+Result<std::vector<Dispatcher::Event>> Dispatcher::NextHead() {
+  if (!prefetched_.valid()) return LoadHead(false, false);
+  Result<std::vector<Event>> head = prefetched_.get();
+  // Read while the last batch was in Kafka, leaving it and the batch
+  // before it out. A leader change since then reads again, and so does a
+  // due reconcile: a SENT update that failed left its events PENDING below
+  // what the read-ahead starts at, and a later range must not pass them
+  // unrecorded (stream/pg/outbox_delivery.h).
+  if (!head.ok() || prefetch_epoch_ != epoch_ || reconcile_due_) return LoadHead(false, false);
+  ++prefetched_heads_;
+  return head;
 }
 
 OutgoingMessage Dispatcher::ToMessage(const Event& e) const {
@@ -452,7 +509,7 @@ DispatchStep Dispatcher::Stall(const Status& outage) {
 }
 
 Result<DispatchStep> Dispatcher::StepSingle() {
-  auto head = LoadHead(false, false);
+  auto head = NextHead();
   if (!head.ok()) {
     if (head.status().error_class() == ErrorClass::kInfra) return Stall(head.status());
     return head.status();
@@ -498,7 +555,13 @@ Result<DispatchStep> Dispatcher::StepSingle() {
   std::vector<OutgoingMessage> msgs;
   msgs.reserve(batch.size());
   for (const auto& e : batch) msgs.push_back(ToMessage(e));
+  // A full batch (a backlog): the next head is read while this one is in
+  // Kafka (docs/dispatch.md#the-next-head-is-read-while-a-batch-is-in-kafka).
+  if (options_.prefetch_head && static_cast<int>(batch.size()) >= options_.claim_limit) {
+    StartPrefetch(batch);
+  }
   auto published = PublishWithProgress(msgs, batch);
+  if (!published.ok() || !published->committed) DropPrefetch();
   if (!published.ok()) return published.status();
   PublishResult r = std::move(published.value());
   if (r.committed) {

@@ -129,6 +129,10 @@ struct DispatcherOptions {
   // False: each step waits for its own (tests that look at the rows after
   // one step).
   bool overlap_sent_update = true;
+  // KAFKA:msg and KAFKA:ref: while a full batch is in Kafka, the next head
+  // is read on a third connection
+  // (docs/dispatch.md#the-next-head-is-read-while-a-batch-is-in-kafka).
+  bool prefetch_head = true;
   // The options of `target` ("KAFKA:msg" …) from the configuration; the
   // progress key is ProgressKey(log_uuid, target).
   static DispatcherOptions ForTarget(const Config& config, const std::string& target,
@@ -188,8 +192,8 @@ class Dispatcher {
   // The target's PENDING and DEAD rows now (an unfenced read).
   Result<OutboxCounts> CountOutbox();
 
-  // The SQL of the head read ($1 the target, $2 the limit; with
-  // `excluding`, $3 the event_ids whose SENT update is still running) and
+  // The SQL of the head read ($1 the target, $2 the limit, $3 and $4 what
+  // it leaves out: HeadSkip's floor and replayed ids) and
   // of CountOutbox ($1 the target), for EXPLAIN in tests and bench/. Each
   // reads only its target's undelivered (or DEAD) rows through an index,
   // never the delivered ones: from the delivered position up in the
@@ -197,10 +201,12 @@ class Dispatcher {
   // replayed ones below it (V8). Separate counts, not one `state IN
   // ('PENDING', 'DEAD')`: planned with the statistics of an all-PENDING
   // outbox, that one was a scan of the whole table.
-  static std::string HeadQuery(bool open_batch_only, bool unbatched_only, bool excluding = false);
+  static std::string HeadQuery(bool open_batch_only, bool unbatched_only);
   static std::string CountOutboxQuery();
 
   bool stalled() const { return stalled_; }
+  // Heads read while the batch before them was in Kafka, and used.
+  std::int64_t prefetched_heads() const { return prefetched_heads_; }
   std::int64_t sent_total() const { return sent_total_; }
   std::int64_t dead_total() const { return dead_total_; }
   // Events found already delivered at reconcile and marked SENT unsent.
@@ -259,7 +265,42 @@ class Dispatcher {
   Status FinishMark();
   Result<DispatchStep> StepSingle();
   Result<DispatchStep> StepAggregate();
+  // What a head read leaves out: the events of the batches in flight (sent
+  // or being sent, their SENT update not committed). Above the delivered
+  // position everything up to `floor`, the highest of their event_ids: a
+  // batch is a prefix of the head, so no other undelivered event lies
+  // below it there (an operator's replay in that span is read once the
+  // position passed it, by the replayed branch). Below the position, the
+  // replayed ones among them by id.
+  struct HeadSkip {
+    std::int64_t floor = 0;
+    std::vector<std::int64_t> replayed_ids;
+  };
+  // One head read, as values that can cross to another thread.
+  struct HeadRead {
+    std::string sql;
+    std::string target;
+    int limit = 0;
+    HeadSkip skip;
+    std::string pipeline;
+    std::int64_t epoch = 0;
+    std::string log_uuid;  // empty: unfenced
+  };
+  static HeadSkip SkipOf(const std::vector<Event>& a, const std::vector<Event>& b);
+  static Event EventOfRow(const pqxx::row& row);
+  static Result<std::vector<Event>> ReadHead(PgSession* pg, const HeadRead& read);
+  HeadRead HeadReadOf(bool open_batch_only, bool unbatched_only, HeadSkip skip) const;
+  // The head on pg_, leaving out the SENT update in flight.
   Result<std::vector<Event>> LoadHead(bool open_batch_only, bool unbatched_only);
+  // KAFKA:msg and KAFKA:ref with prefetch_head, before a full batch
+  // (`sending`) goes to Kafka: starts reading the head that follows it and
+  // the SENT update in flight on head_pg_. NextHead takes it; DropPrefetch
+  // waits for it and throws it away (the batch did not commit).
+  void StartPrefetch(const std::vector<Event>& sending);
+  void DropPrefetch();
+  // The prefetched head if there is one and it was read under this epoch,
+  // else LoadHead.
+  Result<std::vector<Event>> NextHead();
   OutgoingMessage ToMessage(const Event& e) const;
   OutgoingMessage BatchMessage(const std::vector<Event>& members) const;
   Status MarkSent(const std::vector<Event>& events);
@@ -299,8 +340,12 @@ class Dispatcher {
   // that the future, destroyed first, waits for the update that uses it.
   std::unique_ptr<PgSession> mark_pg_;
   std::vector<Event> marking_;  // its events (the next head leaves them out)
-  std::vector<std::int64_t> marking_ids_;
   std::future<Status> marked_;  // valid while one is in flight
+  // The head read ahead (StartPrefetch); head_pg_ first, like mark_pg_.
+  std::unique_ptr<PgSession> head_pg_;
+  std::future<Result<std::vector<Event>>> prefetched_;
+  std::int64_t prefetch_epoch_ = 0;
+  std::int64_t prefetched_heads_ = 0;
 };
 
 }  // namespace msgx

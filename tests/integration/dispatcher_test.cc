@@ -63,6 +63,34 @@ class SwitchablePublisher final : public Publisher {
   Publisher* real_;
 };
 
+// Refuses, as a permanent error, every batch that holds the message with
+// value `refused` while `refuse` is set; otherwise the real publisher.
+class RefusingPublisher final : public Publisher {
+ public:
+  RefusingPublisher(Publisher* real, std::string refused)
+      : real_(real), refused_(std::move(refused)) {}
+  PublishResult Publish(std::span<const OutgoingMessage> batch) override {
+    for (size_t i = 0; refuse && i < batch.size(); ++i) {
+      if (batch[i].value != refused_) continue;
+      PublishResult r;
+      r.permanent_index = i;
+      r.permanent_error = "test: refused";
+      return r;
+    }
+    return real_->Publish(batch);
+  }
+  Status Prepare() override { return real_->Prepare(); }
+  Result<std::optional<std::string>> ReadProgress(const std::string& topic,
+                                                  const std::string& key) override {
+    return real_->ReadProgress(topic, key);
+  }
+  bool refuse = true;
+
+ private:
+  Publisher* real_;
+  std::string refused_;
+};
+
 class DispatcherTest : public testing::PgSuite {
  protected:
   void SetUp() override {
@@ -542,6 +570,20 @@ void ExpectEachEventOnce(const std::string& bootstrap, size_t n) {
   for (const auto& [id, count] : ids) EXPECT_EQ(count, 1) << id;
 }
 
+// t.msg holds `n` records, each event once, and each key's versions in
+// increasing order (values {"v":N}).
+void ExpectEachEventOnceInOrderPerKey(const std::string& bootstrap, size_t n) {
+  auto got = testing::ConsumeTopic(bootstrap, "t.msg", n + 1, seconds(3));
+  EXPECT_EQ(got.size(), n);
+  for (const auto& [id, count] : IdCounts(got)) EXPECT_EQ(count, 1) << id;
+  std::map<std::string, int> last_version;
+  for (const auto& m : got) {
+    const int v = std::stoi(m.value.substr(5));
+    EXPECT_GT(v, last_version[m.key]) << m.key;
+    last_version[m.key] = v;
+  }
+}
+
 // Issue 20: a committed batch whose SENT update is lost (every connection
 // terminated between the Kafka commit and the UPDATE) is not sent again:
 // the dispatcher reconciles with the progress record and marks it SENT.
@@ -704,6 +746,59 @@ TEST_F(DispatcherTest, AReplayedDeadEventIsDeliveredAfterTheHighWaterPassedIt) {
       pub->ReadProgress("t.progress", DispatcherOptions::ProgressKey("log-test", "KAFKA:msg"));
   ASSERT_TRUE(progress.ok()) << progress.status().ToString();
   EXPECT_EQ(progress->value_or("none"), "3:3:0");
+}
+
+// A drain of full batches reads each next head while the batch before it is
+// in Kafka (docs/dispatch.md#the-next-head-is-read-while-a-batch-is-in-kafka):
+// the heads come from the read-ahead, each batch is the prefix that follows
+// the one before, and every event reaches Kafka once, in order.
+TEST_F(DispatcherTest, ADrainReadsEachHeadWhileTheBatchBeforeItIsInKafka) {
+  InsertMsgEvents(23);
+  auto pub = MakePublisher();
+  DispatcherOptions o = Options("KAFKA:msg", "t.msg");
+  o.claim_limit = 4;
+  o.overlap_sent_update = true;
+  Dispatcher d(
+      session_.get(), pub.get(), [] { return Result<std::int64_t>(100); }, &clock_, o);
+  Drain(d);
+  EXPECT_EQ(d.prefetched_heads(), 5) << "every head after the first full batch";
+  EXPECT_EQ(Query("SELECT string_agg(first_event_id || '..' || last_event_id, ',' ORDER BY "
+                  "last_event_id) FROM outbox_delivery"),
+            "1..4,5..8,9..12,13..16,17..20,21..23");
+  EXPECT_EQ(Query("SELECT count(*) FROM msg_event_state WHERE state = 'SENT'"), "23");
+  EXPECT_EQ(d.reconciled_total(), 0);
+  ExpectEachEventOnceInOrderPerKey(kafka_->Bootstrap(), 23);
+}
+
+// A publish that does not commit throws the head read ahead of it away: the
+// next step reads the head again, so the event charged with a permanent
+// error stays the head, and nothing overtakes it. (An outage makes a
+// reconcile due, which reads the head again too.)
+TEST_F(DispatcherTest, AFailedPublishDropsTheHeadReadAhead) {
+  InsertMsgEvents(12);
+  auto real = MakePublisher();
+  RefusingPublisher pub(real.get(), "{\"v\":5}");
+  DispatcherOptions o = Options("KAFKA:msg", "t.msg");
+  o.claim_limit = 4;
+  Dispatcher d(
+      session_.get(), &pub, [] { return Result<std::int64_t>(100); }, &clock_, o);
+  auto first = d.Step();  // 1..4, reading 5.. ahead
+  ASSERT_TRUE(first.ok());
+  ASSERT_EQ(first->sent, 4);
+  auto charged = d.Step();  // 5..8 from the read-ahead, reading 9.. ahead; 5 is refused
+  ASSERT_TRUE(charged.ok());
+  EXPECT_EQ(charged->kind, DispatchStep::Kind::kCharged);
+  pub.refuse = false;
+  auto waiting = d.Step();
+  ASSERT_TRUE(waiting.ok());
+  EXPECT_EQ(waiting->kind, DispatchStep::Kind::kWaitingHead) << "5 waits for its backoff";
+  clock_.Advance(std::chrono::minutes(2));
+  Drain(d);
+  EXPECT_EQ(d.prefetched_heads(), 3) << "5.., then 9.. and the empty head after 5..8 again";
+  EXPECT_EQ(Query("SELECT string_agg(first_event_id || '..' || last_event_id, ',' ORDER BY "
+                  "last_event_id) FROM outbox_delivery"),
+            "1..4,5..8,9..12");
+  ExpectEachEventOnceInOrderPerKey(kafka_->Bootstrap(), 12);
 }
 
 // Issue 20: a KAFKA:schd batch committed but not marked is the same message,
@@ -971,17 +1066,21 @@ TEST_F(DispatcherTest, TheOutboxQueriesSkipSentEventsWhenPlannedForAnAllPendingO
     // The limit the service passes with a default configuration.
     const int limit = DispatcherOptions::ForTarget(Config{}, "KAFKA:" + target).head_limit();
     const std::string args = "'KAFKA:" + target + "', " + std::to_string(limit);
+    // A head read leaves nothing out here (HeadSkip: floor 0, no ids).
+    const std::string head_args = args + ", 0, '{}'";
     for (const auto& [what, shown] :
-         {std::pair{"head", plan(Dispatcher::HeadQuery(false, false), args)},
-          std::pair{"unbatched", plan(Dispatcher::HeadQuery(false, true), args)},
+         {std::pair{"head", plan(Dispatcher::HeadQuery(false, false), head_args)},
+          std::pair{"unbatched", plan(Dispatcher::HeadQuery(false, true), head_args)},
           std::pair{"count", plan(Dispatcher::CountOutboxQuery(), args)}}) {
       EXPECT_NE(shown.find("msg_event_pending_" + target + "_idx"), std::string::npos)
           << target << " " << what << ":\n"
           << shown;
       EXPECT_EQ(shown.find("msg_event_pkey"), std::string::npos) << target << " " << what;
       EXPECT_EQ(shown.find("Seq Scan on msg_event"), std::string::npos) << target << " " << what;
-      // It starts at the delivered position, past the range's rows.
-      EXPECT_NE(shown.find("Index Cond: (event_id > $"), std::string::npos)
+      // It starts at the delivered position, past the range's rows (the
+      // head also past what is in flight).
+      EXPECT_TRUE(shown.find("Index Cond: (event_id > $") != std::string::npos ||
+                  shown.find("Index Cond: ((event_id > $") != std::string::npos)
           << target << " " << what << ":\n"
           << shown;
     }
@@ -989,9 +1088,10 @@ TEST_F(DispatcherTest, TheOutboxQueriesSkipSentEventsWhenPlannedForAnAllPendingO
   const std::string open =
       plan(Dispatcher::HeadQuery(true, false),
            "'KAFKA:schd', " +
-               std::to_string(DispatcherOptions::ForTarget(Config{}, "KAFKA:schd").head_limit()));
+               std::to_string(DispatcherOptions::ForTarget(Config{}, "KAFKA:schd").head_limit()) +
+               ", 0, '{}'");
   EXPECT_NE(open.find("msg_event_open_batch_idx"), std::string::npos) << open;
-  EXPECT_NE(open.find("Index Cond: (event_id > $"), std::string::npos) << open;
+  EXPECT_NE(open.find("Index Cond: ((event_id > $"), std::string::npos) << open;
 
   // And the queries still answer as before.
   Dispatcher d(
