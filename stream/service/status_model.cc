@@ -179,9 +179,9 @@ void ReadMirror(const Config& c, const std::string& uuid, std::int64_t applied, 
 // The outbox figures of each target, from the indexes a dispatcher uses:
 // the target's partial PENDING index (V6) from its delivered position up,
 // the replayed events below it (V8), and msg_event_target_state_idx for
-// DEAD (stream/pg/outbox_delivery.h). The target is a literal, not a
-// parameter, so the planner can use the partial index. Delivered events
-// are not counted: they are the events of the whole retention
+// DEAD (stream/pg/outbox_delivery.h); and the delivered position itself. The target is a literal,
+// not a parameter, so the planner can use the partial index. Delivered events are not counted: they
+// are the events of the whole retention
 // (`pipeline.event-retention`, a week), and counting them read the whole
 // outbox on every call (docs/operations.md#status).
 std::string OutboxQuery() {
@@ -197,7 +197,7 @@ std::string OutboxQuery() {
     sql.append("coalesce(extract(epoch FROM now() - least((SELECT min(created_at) ");
     sql.append(above).append("), (SELECT min(created_at) ").append(replayed);
     sql.append(")))::bigint, 0), (SELECT count(*) FROM msg_event WHERE target = ");
-    sql.append(t).append(" AND state = 'DEAD')");
+    sql.append(t).append(" AND state = 'DEAD'), ").append(DeliveredThroughSql(t));
   }
   return sql + " ORDER BY 1";
 }
@@ -207,7 +207,7 @@ void ReadOwnDatabase(const Config& c, std::int64_t applied, Builder* b) {
   PgSession pg(c.postgres_url);
   struct Target {
     std::string name;
-    std::int64_t pending, oldest_s, dlq;
+    std::int64_t pending, oldest_s, dlq, delivered_through;
   };
   std::optional<std::pair<std::int64_t, std::int64_t>> pipeline;
   std::vector<Target> targets;
@@ -219,7 +219,8 @@ void ReadOwnDatabase(const Config& c, std::int64_t applied, Builder* b) {
     if (!p.empty()) pipeline = {p[0][0].as<std::int64_t>(), p[0][1].as<std::int64_t>()};
     for (const auto& row : tx.exec(OutboxQuery())) {
       targets.push_back({row[0].as<std::string>(), row[1].as<std::int64_t>(),
-                         row[2].as<std::int64_t>(), row[3].as<std::int64_t>()});
+                         row[2].as<std::int64_t>(), row[3].as<std::int64_t>(),
+                         row[4].as<std::int64_t>()});
     }
   });
   if (!s.ok()) return b->Missing("postgres", s.message());
@@ -235,6 +236,7 @@ void ReadOwnDatabase(const Config& c, std::int64_t applied, Builder* b) {
     b->Set(v, "pending", t.pending);
     b->Set(v, "oldest_pending_s", t.oldest_s);
     b->Set(v, "dlq", t.dlq);
+    b->Set(v, "delivered_through", t.delivered_through);
     outbox.AddMember(JsonValue(t.name.c_str(), b->Alloc()), v, b->Alloc());
   }
 }

@@ -82,7 +82,8 @@ TEST_F(StatusOutboxTest, EachTargetsPendingOldestAndDeadWithoutCountingTheSentOn
 
 // Events delivered as a range keep PENDING on their rows
 // (docs/dispatch.md#delivered-ranges): they are not pending, however old,
-// but a replayed one among them is, and it is the oldest.
+// but a replayed one among them is, and it is the oldest. The target's
+// delivered position is shown.
 TEST_F(StatusOutboxTest, EventsOfADeliveredRangeAreNotPendingButAReplayAmongThemIs) {
   Insert(5, "KAFKA:msg", "PENDING", 9000);
   Insert(1, "KAFKA:msg", "PENDING", 8000);  // replayed below
@@ -100,6 +101,9 @@ TEST_F(StatusOutboxTest, EventsOfADeliveredRangeAreNotPendingButAReplayAmongThem
   ASSERT_TRUE(doc.HasMember("outbox")) << ToJson(doc);
   const rapidjson::Value& msg = doc["outbox"]["KAFKA:msg"];
   EXPECT_EQ(msg["pending"].GetInt64(), 3) << ToJson(msg);
+  ASSERT_TRUE(msg.HasMember("delivered_through")) << ToJson(msg);
+  EXPECT_EQ(msg["delivered_through"].GetInt64(), 11) << ToJson(msg);
+  EXPECT_EQ(doc["outbox"]["KAFKA:ref"]["delivered_through"].GetInt64(), 0);
   EXPECT_GE(msg["oldest_pending_s"].GetInt64(), 8000);
   EXPECT_LT(msg["oldest_pending_s"].GetInt64(), 8000 + 600);
 }
