@@ -441,11 +441,8 @@ void Dispatcher::ObserveLatencies(const std::vector<Event>& events, MicrosSinceE
 }
 
 std::string Dispatcher::CountOutboxQuery() {
-  std::string sql = "SELECT (SELECT count(*) FROM msg_event WHERE ";
-  sql.append(UndeliveredAboveSql("$1")).append(") + (SELECT count(*) FROM msg_event WHERE ");
-  sql.append(UndeliveredReplayedSql("$1"));
-  sql.append("), (SELECT count(*) FROM msg_event WHERE target = $1 AND state = 'DEAD')");
-  return sql;
+  return "SELECT " + UndeliveredCountSql("$1") +
+         ", (SELECT count(*) FROM msg_event WHERE target = $1 AND state = 'DEAD')";
 }
 
 Result<OutboxCounts> Dispatcher::CountOutbox() {

@@ -24,6 +24,13 @@ std::string UndeliveredReplayedSql(std::string_view target) {
   return sql;
 }
 
+std::string UndeliveredCountSql(std::string_view target) {
+  std::string sql = "((SELECT count(*) FROM msg_event WHERE ";
+  sql.append(UndeliveredAboveSql(target)).append(") + (SELECT count(*) FROM msg_event WHERE ");
+  sql.append(UndeliveredReplayedSql(target)).append("))");
+  return sql;
+}
+
 std::int64_t RecordDelivery(pqxx::dbtransaction& tx, const std::string& target, const Delivery& d,
                             const std::string& sent_at) {
   std::int64_t recorded = 0;

@@ -41,6 +41,9 @@ std::string DeliveredThroughSql(std::string_view target);
 // stays in it until the event retention deletes the row.
 std::string UndeliveredAboveSql(std::string_view target);
 std::string UndeliveredReplayedSql(std::string_view target);
+// The SQL expression of the number of `target`'s undelivered events: the
+// two branches above, counted apart and added.
+std::string UndeliveredCountSql(std::string_view target);
 
 // What one Kafka transaction delivered, as the rows to record.
 struct Delivery {

@@ -192,8 +192,7 @@ std::string OutboxQuery() {
     const std::string above = "FROM msg_event WHERE " + UndeliveredAboveSql(t);
     const std::string replayed = "FROM msg_event WHERE " + UndeliveredReplayedSql(t);
     if (!sql.empty()) sql.append(" UNION ALL ");
-    sql.append("SELECT ").append(t).append("::text, (SELECT count(*) ").append(above);
-    sql.append(") + (SELECT count(*) ").append(replayed).append("), ");
+    sql.append("SELECT ").append(t).append("::text, ").append(UndeliveredCountSql(t)).append(", ");
     sql.append("coalesce(extract(epoch FROM now() - least((SELECT min(created_at) ");
     sql.append(above).append("), (SELECT min(created_at) ").append(replayed);
     sql.append(")))::bigint, 0), (SELECT count(*) FROM msg_event WHERE target = ");
