@@ -4,7 +4,8 @@
 //
 // Order. One dispatcher per target, under the single-writer lock; it is the
 // only claimer (no SKIP LOCKED). The head is the lowest undelivered
-// event_id of the target. A batch is the longest run from the head whose events are
+// event_id of the target. A batch is the longest run from the head whose
+// events are
 //   - due (next_attempt_at empty or not in the future), and
 //   - mirrored: state_version <= the Redis mirror's offset
 //     (docs/dispatch.md#the-mirror-before-dispatch-gate).
@@ -16,11 +17,15 @@
 //     update": one delivered range (outbox_delivery) for its events never
 //     replayed, and a SENT mark with sent_at on each replayed one
 //     (stream/pg/outbox_delivery.h; the rows of the range keep their
-//     PENDING and are SENT in msg_event_state); with overlap_sent_update and a full batch it runs
-//     on a second connection while the next Step() reads (leaving those events out) and sends the
-//     next batch, and that step waits for it after its own commit; any
-//     other step waits for it before returning
-//     (docs/dispatch.md#the-sent-update-overlaps-the-next-batch);
+//     PENDING and are SENT in msg_event_state); with overlap_sent_update
+//     and a full batch it runs on a second connection while the next
+//     Step() reads (leaving those events out) and sends the next batch,
+//     and that step waits for it after its own commit; any other step
+//     waits for it before returning
+//     (docs/dispatch.md#the-sent-update-overlaps-the-next-batch); with
+//     prefetch_head and a full batch, the next head was read on a third
+//     connection while the batch was in Kafka
+//     (docs/dispatch.md#the-next-head-is-read-while-a-batch-is-in-kafka);
 //   - outage: nothing is charged; Step() returns kStalled (stalled() is
 //     true until a publish succeeds), the caller backs off, and the next
 //     Step() retries the same head;
