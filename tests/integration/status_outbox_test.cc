@@ -37,6 +37,15 @@ class StatusOutboxTest : public testing::PgSuite {
     w.commit();
   }
 
+  // The status document of this database alone (no Redis, no state).
+  rapidjson::Document Status() const {
+    Config config;
+    config.postgres_url = url_;
+    config.redis_url.clear();
+    config.state_dir = "/nonexistent/msgx-status-outbox";
+    return BuildStatus(config, nullptr);
+  }
+
   void Exec(const std::string& sql) {
     pqxx::connection c(url_);
     pqxx::work w(c);
@@ -57,11 +66,7 @@ TEST_F(StatusOutboxTest, EachTargetsPendingOldestAndDeadWithoutCountingTheSentOn
   Insert(50, "KAFKA:msg", "SENT", 0);
   Insert(1, "KAFKA:ref", "DEAD", 0);
   Insert(4, "KAFKA:ref", "SENT", 0);
-  Config config;
-  config.postgres_url = url_;
-  config.redis_url.clear();
-  config.state_dir = "/nonexistent/msgx-status-outbox";
-  const rapidjson::Document doc = BuildStatus(config, nullptr);
+  const rapidjson::Document doc = Status();
   ASSERT_TRUE(doc.HasMember("outbox")) << ToJson(doc);
   const rapidjson::Value& outbox = doc["outbox"];
   ASSERT_TRUE(outbox.HasMember("KAFKA:msg") && outbox.HasMember("KAFKA:ref") &&
@@ -93,11 +98,7 @@ TEST_F(StatusOutboxTest, EventsOfADeliveredRangeAreNotPendingButAReplayAmongThem
       "INSERT INTO outbox_delivery (target, first_event_id, last_event_id, events, sent_at) "
       "SELECT 'KAFKA:msg', min(event_id), max(event_id), 10, now() FROM msg_event");
   Insert(2, "KAFKA:msg", "PENDING", 60);
-  Config config;
-  config.postgres_url = url_;
-  config.redis_url.clear();
-  config.state_dir = "/nonexistent/msgx-status-outbox";
-  const rapidjson::Document doc = BuildStatus(config, nullptr);
+  const rapidjson::Document doc = Status();
   ASSERT_TRUE(doc.HasMember("outbox")) << ToJson(doc);
   const rapidjson::Value& msg = doc["outbox"]["KAFKA:msg"];
   EXPECT_EQ(msg["pending"].GetInt64(), 3) << ToJson(msg);
