@@ -19,6 +19,9 @@ namespace msgx {
 
 class PollCadence {
  public:
+  // Empty polls at `busy` after rows were found, before the waits double.
+  static constexpr int kBusyEmptyPolls = 10;
+
   // `busy` is raised to at least 1 ms and lowered to at most `idle`.
   PollCadence(Millis busy, Millis idle)
       : idle_(std::max(idle, Millis{1})), busy_(std::clamp(busy, Millis{1}, idle_)), last_(idle_) {}
@@ -26,7 +29,15 @@ class PollCadence {
   // The wait after a poll that did not ask for more; `found` = it captured
   // or skipped something.
   Millis Next(bool found) {
-    last_ = found ? busy_ : std::min(idle_, std::max(busy_, last_ * 2));
+    if (found) {
+      empty_polls_ = 0;
+      last_ = busy_;
+    } else if (empty_polls_ < kBusyEmptyPolls) {
+      ++empty_polls_;
+      last_ = busy_;
+    } else {
+      last_ = std::min(idle_, std::max(busy_, last_ * 2));
+    }
     return last_;
   }
 
@@ -36,6 +47,8 @@ class PollCadence {
   Millis idle_;
   Millis busy_;
   Millis last_;  // the last wait; idle at start, so a quiet start polls at idle
+  // Empty polls since rows were last found; a quiet start has none to spend.
+  int empty_polls_ = kBusyEmptyPolls;
 };
 
 }  // namespace msgx

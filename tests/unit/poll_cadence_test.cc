@@ -11,9 +11,21 @@ TEST(PollCadenceTest, RowsFlowingPollAtTheBusyInterval) {
   EXPECT_EQ(c.Next(true), Millis{10});
 }
 
+TEST(PollCadenceTest, EmptyPollsRightAfterRowsStayAtTheBusyInterval) {
+  PollCadence c(Millis{10}, Millis{1000});
+  EXPECT_EQ(c.Next(true), Millis{10});
+  for (int i = 0; i < PollCadence::kBusyEmptyPolls; ++i) EXPECT_EQ(c.Next(false), Millis{10}) << i;
+  EXPECT_EQ(c.Next(false), Millis{20});
+  // Rows again: the busy polls after them are counted afresh.
+  EXPECT_EQ(c.Next(true), Millis{10});
+  for (int i = 0; i < PollCadence::kBusyEmptyPolls; ++i) EXPECT_EQ(c.Next(false), Millis{10}) << i;
+  EXPECT_EQ(c.Next(false), Millis{20});
+}
+
 TEST(PollCadenceTest, EmptyPollsDoubleFromBusyUpToIdle) {
   PollCadence c(Millis{10}, Millis{1000});
   EXPECT_EQ(c.Next(true), Millis{10});
+  for (int i = 0; i < PollCadence::kBusyEmptyPolls; ++i) c.Next(false);
   EXPECT_EQ(c.Next(false), Millis{20});
   EXPECT_EQ(c.Next(false), Millis{40});
   for (int i = 0; i < 4; ++i) c.Next(false);  // 80 .. 640
@@ -32,6 +44,7 @@ TEST(PollCadenceTest, BusyIsBoundedByIdleAndByOneMillisecond) {
   EXPECT_EQ(slow.Next(true), Millis{1000});
   PollCadence zero(Millis{0}, Millis{1000});
   EXPECT_EQ(zero.Next(true), Millis{1});
+  for (int i = 0; i < PollCadence::kBusyEmptyPolls; ++i) EXPECT_EQ(zero.Next(false), Millis{1});
   EXPECT_EQ(zero.Next(false), Millis{2});
 }
 
