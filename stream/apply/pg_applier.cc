@@ -1,5 +1,6 @@
 #include "stream/apply/pg_applier.h"
 
+#include <algorithm>
 #include <array>
 #include <exception>
 #include <map>
@@ -512,6 +513,13 @@ Result<ApplyStep> PgApplier::Step() {
   step.batches = static_cast<int>(gathered->batches.size());
   step.outcomes = static_cast<int>(gathered->outcomes.size());
   step.events = static_cast<int>(gathered->events.size());
+  for (const EventRow& e : gathered->events) {
+    if (std::find(step.event_targets.begin(), step.event_targets.end(), e.target) ==
+        step.event_targets.end()) {
+      step.event_targets.push_back(e.target);
+    }
+  }
+  step.caught_up = last >= meta->applied_offset;
   metrics.batches->Add(step.batches);
   metrics.transactions->Add(1);
   metrics.outcomes->Add(step.outcomes);

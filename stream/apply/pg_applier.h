@@ -54,6 +54,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "base/result.h"
 #include "state/state_store.h"
@@ -84,6 +85,12 @@ struct ApplyStep {
   int events = 0;
   std::string error;  // kStalled: why
   int batches = 0;    // kApplied: pending batches committed
+  // kApplied: the targets the committed events are for, each once, in the
+  // order first seen (the dispatchers to wake).
+  std::vector<std::string> event_targets;
+  // kApplied: the batches reached the state store's applied offset as read
+  // at the start of the step (nothing more to apply until the fold commits).
+  bool caught_up = false;
 };
 
 class PgApplier {

@@ -488,6 +488,7 @@ Result<DispatchStep> Dispatcher::StepSingle() {
   }
   DispatchStep step;
   if (head->empty()) return step;  // kIdle
+  const size_t read_size = head->size();
   if (Status s = ReconcileIfDue(); !s.ok()) {
     return s.error_class() == ErrorClass::kInfra ? Result<DispatchStep>(Stall(s)) : s;
   }
@@ -504,6 +505,7 @@ Result<DispatchStep> Dispatcher::StepSingle() {
     return gate.status();
   }
   const MicrosSinceEpoch now = clock_->NowMicros();
+  const size_t head_size = head->size();  // after SkipDelivered
   std::vector<Event> batch;
   for (auto& e : *head) {
     if (e.next_attempt_micros > now) {
@@ -539,6 +541,7 @@ Result<DispatchStep> Dispatcher::StepSingle() {
   if (r.committed) {
     step.kind = DispatchStep::Kind::kSent;
     step.sent = static_cast<int>(batch.size());
+    step.drained = batch.size() == head_size && static_cast<int>(read_size) < options_.claim_limit;
     Status s = StartMark(std::move(batch));
     if (!s.ok()) return s.error_class() == ErrorClass::kInfra ? Result<DispatchStep>(Stall(s)) : s;
     return step;

@@ -167,6 +167,10 @@ struct DispatchStep {
   Kind kind = Kind::kIdle;
   int sent = 0;
   int dead = 0;
+  // kSent: the head read held every event the target had pending (fewer
+  // than the claim limit) and all of them went: nothing is left until the
+  // applier (or the mirror) wakes the stage, so it need not read again.
+  bool drained = false;
   MicrosSinceEpoch until_micros = 0;
   Millis retry_after{0};  // kBatching: until the flush period ends
   std::string error;

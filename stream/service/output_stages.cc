@@ -1,7 +1,9 @@
 #include "stream/service/output_stages.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
+#include <iterator>
 #include <memory>
 #include <vector>
 
@@ -37,15 +39,35 @@ void AppendLag(const StateStore& store, std::int64_t offset, StageFigures* out) 
 
 std::string DispatchStageName(const std::string& target) { return "dispatch " + target; }
 
-// Wakes every dispatcher of `runner`.
-void WakeDispatchers(StageRunner* runner) {
-  for (const char* t : kTargets) runner->Wake(DispatchStageName(t));
-}
+// Which dispatchers wait for the mirror. A dispatcher's flag is up from the
+// start of each of its steps until one ends other than gated, so the mirror
+// wakes only the dispatchers whose head it may free, and cannot miss one:
+// the flag is up while the gate is read. Without it every mirrored batch
+// woke all three dispatchers for a head read that found nothing to send
+// (docs/dispatch.md#who-wakes-a-dispatcher).
+struct MirrorWaiters {
+  std::array<std::atomic<bool>, std::size(kTargets)> waiting{};
+
+  static std::size_t IndexOf(const std::string& target) {
+    for (std::size_t i = 0; i < std::size(kTargets); ++i) {
+      if (target == kTargets[i]) return i;
+    }
+    return 0;  // cannot happen: the stages are built from kTargets
+  }
+  void WakeWaiting(StageRunner* runner) const {
+    std::size_t i = 0;
+    for (const char* target : kTargets) {
+      if (waiting[i++].load()) runner->Wake(DispatchStageName(target));
+    }
+  }
+};
 
 class MirrorStage final : public Stage {
  public:
-  MirrorStage(std::unique_ptr<RedisClient> client, const OutputDeps& d, StageRunner* runner)
+  MirrorStage(std::unique_ptr<RedisClient> client, const OutputDeps& d,
+              std::shared_ptr<const MirrorWaiters> waiters, StageRunner* runner)
       : client_(std::move(client)),
+        waiters_(std::move(waiters)),
         mirror_(client_.get(), d.log_uuid),
         worker_(&mirror_, d.store, d.zone),
         store_(d.store),
@@ -61,7 +83,7 @@ class MirrorStage final : public Stage {
       case MirrorStep::Kind::kRebuilt:
         offset_ = step->offset;
         known_ = true;
-        WakeDispatchers(runner_);
+        waiters_->WakeWaiting(runner_);
         return StepOutcome::Progressed();
       case MirrorStep::Kind::kIdle:
         offset_ = step->offset;
@@ -82,6 +104,7 @@ class MirrorStage final : public Stage {
 
  private:
   std::unique_ptr<RedisClient> client_;
+  std::shared_ptr<const MirrorWaiters> waiters_;
   RedisMirror mirror_;
   MirrorWorker worker_;
   const StateStore* store_;
@@ -110,10 +133,15 @@ class ApplierStage final : public Stage {
     if (step->kind == ApplyStep::Kind::kStalled) return StepOutcome::Stalled(step->error);
     offset_ = applier_.pg_offset();
     known_ = true;
-    if (step->kind == ApplyStep::Kind::kApplied) WakeDispatchers(runner_);
+    // Only the dispatchers whose outbox the batch wrote to
+    // (docs/dispatch.md#who-wakes-a-dispatcher).
+    for (const std::string& target : step->event_targets) {
+      runner_->Wake(DispatchStageName(target));
+    }
     Prune();
-    return step->kind == ApplyStep::Kind::kApplied ? StepOutcome::Progressed()
-                                                   : StepOutcome::Idle();
+    // Caught up with the fold: the next fold commit wakes the applier.
+    return step->kind == ApplyStep::Kind::kApplied && !step->caught_up ? StepOutcome::Progressed()
+                                                                       : StepOutcome::Idle();
   }
   void Figures(StageFigures* out) const override {
     out->emplace_back("offset", offset_.load());
@@ -157,8 +185,11 @@ class ApplierStage final : public Stage {
 class DispatchStage final : public Stage {
  public:
   DispatchStage(const OutputDeps& d, const std::string& target,
-                std::unique_ptr<KafkaPublisher> publisher, std::unique_ptr<RedisClient> redis)
-      : publisher_(std::move(publisher)),
+                std::unique_ptr<KafkaPublisher> publisher, std::unique_ptr<RedisClient> redis,
+                std::shared_ptr<MirrorWaiters> waiters)
+      : waiters_(std::move(waiters)),
+        waiting_(&waiters_->waiting[MirrorWaiters::IndexOf(target)]),
+        publisher_(std::move(publisher)),
         redis_(std::move(redis)),
         gate_(redis_.get(), d.log_uuid),
         pg_(d.config->postgres_url),
@@ -182,13 +213,17 @@ class DispatchStage final : public Stage {
 
   StepOutcome Step() override {
     dispatcher_.set_epoch(leader_->epoch());
+    waiting_->store(true);  // up while the gate is read (MirrorWaiters)
     auto step = dispatcher_.Step();
+    waiting_->store(step.ok() && step->kind == DispatchStep::Kind::kGated);
     if (!step.ok()) return StepOutcome::FromStatus(step.status());
     sent_ = dispatcher_.sent_total();
     dead_ = dispatcher_.dead_total();
     Count();
     switch (step->kind) {
       case DispatchStep::Kind::kSent:
+        // Drained: what the outbox gets next comes with a wake.
+        return step->drained ? StepOutcome::Idle() : StepOutcome::Progressed();
       case DispatchStep::Kind::kCharged:
         return StepOutcome::Progressed();
       case DispatchStep::Kind::kIdle:
@@ -236,6 +271,8 @@ class DispatchStage final : public Stage {
     return DispatcherOptions::ForTarget(*d.config, target, d.log_uuid);
   }
 
+  std::shared_ptr<MirrorWaiters> waiters_;
+  std::atomic<bool>* waiting_;  // this target's flag in *waiters_
   std::unique_ptr<KafkaPublisher> publisher_;
   std::unique_ptr<RedisClient> redis_;
   RedisMirror gate_;
@@ -263,6 +300,7 @@ Status AddOutputStages(const OutputDeps& deps, StageRunner* runner) {
   // Everything is built before anything is added, so a configuration error
   // adds nothing.
   std::vector<std::pair<std::string, std::unique_ptr<DispatchStage>>> dispatchers;
+  auto waiters = std::make_shared<MirrorWaiters>();
   if (kafka) {
     for (const char* target : kTargets) {
       auto p = KafkaPublisher::Create(KafkaPublisherOptions::FromConfig(
@@ -272,7 +310,7 @@ Status AddOutputStages(const OutputDeps& deps, StageRunner* runner) {
       if (!r.ok()) return r.status();
       dispatchers.emplace_back(target,
                                std::make_unique<DispatchStage>(deps, target, std::move(p.value()),
-                                                               std::move(r.value())));
+                                                               std::move(r.value()), waiters));
     }
   } else {
     lg->warn("kafka.bootstrap-servers (or redis.url/postgres.url) not configured: no dispatch");
@@ -281,7 +319,7 @@ Status AddOutputStages(const OutputDeps& deps, StageRunner* runner) {
   if (redis) {
     auto r = RedisClient::Create(c.redis_url);
     if (!r.ok()) return r.status();
-    mirror = std::make_unique<MirrorStage>(std::move(r.value()), deps, runner);
+    mirror = std::make_unique<MirrorStage>(std::move(r.value()), deps, waiters, runner);
   } else {
     lg->warn("redis.url is not configured: no mirror");
   }

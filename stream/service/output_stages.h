@@ -13,16 +13,16 @@
 // checked inside the applier's and the dispatchers' own transactions and
 // inside the mirror's Lua scripts. A stage whose service is not
 // configured (redis.url, postgres.url, kafka.bootstrap-servers empty) is not added, and that is
-// logged. The stages wake each other: a mirrored or applied batch wakes the
-// dispatchers. The runner does the waiting, backoff and health. In the
-// drain (StageRunner::BeginDrain) the mirror and the applier are of order
-// 1 (after the fold), the dispatchers of order 2; a dispatcher whose head
-// is not mirrored yet waits (kWaitUntil, "the mirror gate"), it is not idle.
-// Figures: the mirror's and the applier's "offset" and "lag" (records the
-// fold has made past it; none until the offset was first read); each
-// dispatcher's "sent", "dead", and "pending" = "lag" (its target's PENDING
-// rows, counted at most once a second with its DEAD rows into
-// msgx_outbox_pending{target} and msgx_outbox_dead{target}).
+// logged. The stages wake each other: an applied batch wakes the
+// dispatchers of its events' targets, a mirrored one the dispatchers that
+// wait at the mirror gate (docs/dispatch.md#who-wakes-a-dispatcher). The runner does the waiting,
+// backoff and health. In the drain (StageRunner::BeginDrain) the mirror and the applier are of
+// order 1 (after the fold), the dispatchers of order 2; a dispatcher whose head is not mirrored yet
+// waits (kWaitUntil, "the mirror gate"), it is not idle. Figures: the mirror's and the applier's
+// "offset" and "lag" (records the fold has made past it; none until the offset was first read);
+// each dispatcher's "sent", "dead", and "pending" = "lag" (its target's PENDING rows, counted at
+// most once a second with its DEAD rows into msgx_outbox_pending{target} and
+// msgx_outbox_dead{target}).
 #pragma once
 
 #include <cstdint>

@@ -587,6 +587,38 @@ void ExpectEachEventOnceInOrderPerKey(const std::string& bootstrap, size_t n) {
 // Issue 20: a committed batch whose SENT update is lost (every connection
 // terminated between the Kafka commit and the UPDATE) is not sent again:
 // the dispatcher reconciles with the progress record and marks it SENT.
+// A step that sent every event its head read held, fewer than the claim
+// limit, says the outbox is drained (the service then waits for a wake
+// instead of reading again); a full batch, or one the mirror gate cut
+// short, does not.
+TEST_F(DispatcherTest, AStepSaysDrainedOnlyWhenItSentAShortHeadWhole) {
+  InsertMsgEvents(7);  // state versions 1..7
+  auto pub = MakePublisher();
+  DispatcherOptions o = Options("KAFKA:msg", "t.msg");
+  o.claim_limit = 4;
+  std::int64_t mirrored = 5;
+  Dispatcher d(
+      session_.get(), pub.get(), [&] { return Result<std::int64_t>(mirrored); }, &clock_, o);
+  auto full = d.Step();
+  ASSERT_TRUE(full.ok()) << full.status().ToString();
+  EXPECT_EQ(full->sent, 4);
+  EXPECT_FALSE(full->drained) << "a full batch: more may wait";
+  auto gated = d.Step();  // 5 goes; 6 and 7 are not mirrored yet
+  ASSERT_TRUE(gated.ok()) << gated.status().ToString();
+  EXPECT_EQ(gated->sent, 1);
+  EXPECT_FALSE(gated->drained) << "the gate held events back";
+  mirrored = 7;
+  auto rest = d.Step();
+  ASSERT_TRUE(rest.ok()) << rest.status().ToString();
+  EXPECT_EQ(rest->kind, DispatchStep::Kind::kSent);
+  EXPECT_EQ(rest->sent, 2);
+  EXPECT_TRUE(rest->drained);
+  auto idle = d.Step();
+  ASSERT_TRUE(idle.ok());
+  EXPECT_EQ(idle->kind, DispatchStep::Kind::kIdle);
+  ExpectEachEventOnce(kafka_->Bootstrap(), 7);
+}
+
 // The first batch goes through, so that the connection of the SENT
 // updates is open when the second one's is terminated.
 TEST_F(DispatcherTest, ACommittedBatchWhoseSentUpdateIsLostIsNotSentAgain) {

@@ -141,7 +141,11 @@ class PgApplierTest : public testing::PgSuite {
   ApplyStep MustStep() {
     auto r = applier_->Step();
     EXPECT_TRUE(r.ok()) << r.status().ToString();
-    return r.ok() ? *r : ApplyStep{ApplyStep::Kind::kStalled, 0, 0, 0, 0, "error"};
+    if (r.ok()) return *r;
+    ApplyStep failed;
+    failed.kind = ApplyStep::Kind::kStalled;
+    failed.error = "error";
+    return failed;
   }
 
   void ExpectApplied(std::int64_t first, std::int64_t last) {
@@ -207,6 +211,10 @@ TEST_F(PgApplierTest, AppliesBatchesInOrderWithExactRows) {
   EXPECT_EQ(first.last, 2);
   EXPECT_EQ(first.outcomes, 2);
   EXPECT_EQ(first.events, 3);
+  // The dispatchers to wake, each once; the second batch is still to do.
+  EXPECT_EQ(first.event_targets,
+            (std::vector<std::string>{"KAFKA:schd", "KAFKA:ref", "KAFKA:msg"}));
+  EXPECT_FALSE(first.caught_up);
   EXPECT_EQ(applier_->pg_offset(), 2);
   EXPECT_EQ(Sql("SELECT applied_offset FROM pipeline"), "2\n");
   ExpectApplied(3, 10);
@@ -272,6 +280,8 @@ TEST_F(PgApplierTest, OneTransactionGathersConsecutiveBatchesUnderItsRowBound) {
   EXPECT_EQ(s.batches, 2);
   EXPECT_EQ(s.outcomes, 1);  // message 12 once, its later outcome
   EXPECT_EQ(s.events, 3);
+  EXPECT_EQ(s.event_targets, std::vector<std::string>{"KAFKA:msg"});  // once for 3 events
+  EXPECT_TRUE(s.caught_up);  // offset 12 is all the state store holds
   EXPECT_EQ(MustStep().kind, ApplyStep::Kind::kIdle);
   const std::string gathered = Tables();
 
