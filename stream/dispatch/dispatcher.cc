@@ -276,39 +276,54 @@ Dispatcher::HeadSkip Dispatcher::SkipOf(const std::vector<Event>& a, const std::
   return skip;
 }
 
-Dispatcher::Event Dispatcher::EventOfRow(const pqxx::row& row) {
+Dispatcher::Event Dispatcher::EventOfRow(const pqxx::row& row, int first) {
   Event e;
-  e.event_id = row[0].as<std::int64_t>();
-  e.event_key = row[1].as<std::string>();
-  e.partition_key = row[2].as<std::string>();
-  e.event_type = row[3].as<std::string>();
-  e.state_version = row[4].as<std::int64_t>();
-  e.payload = row[5].as<std::string>();
-  e.attempts = row[6].as<int>();
-  e.next_attempt_micros = row[7].as<std::int64_t>();
-  e.source_msg_id = row[8].as<std::int64_t>();
-  e.replayed = row[9].as<bool>();
-  e.batch_id = row[10].as<std::int64_t>();
-  e.created_micros = row[11].as<std::int64_t>();
-  e.received_micros = row[12].as<std::int64_t>();
+  e.event_id = row[first].as<std::int64_t>();
+  e.event_key = row[first + 1].as<std::string>();
+  e.partition_key = row[first + 2].as<std::string>();
+  e.event_type = row[first + 3].as<std::string>();
+  e.state_version = row[first + 4].as<std::int64_t>();
+  e.payload = row[first + 5].as<std::string>();
+  e.attempts = row[first + 6].as<int>();
+  e.next_attempt_micros = row[first + 7].as<std::int64_t>();
+  e.source_msg_id = row[first + 8].as<std::int64_t>();
+  e.replayed = row[first + 9].as<bool>();
+  e.batch_id = row[first + 10].as<std::int64_t>();
+  e.created_micros = row[first + 11].as<std::int64_t>();
+  e.received_micros = row[first + 12].as<std::int64_t>();
   return e;
 }
 
 Result<std::vector<Dispatcher::Event>> Dispatcher::ReadHead(PgSession* pg, const HeadRead& read) {
   std::vector<Event> out;
-  auto fn = [&](pqxx::dbtransaction& tx) {
+  const std::string array = PgArrayLiteral(read.skip.replayed_ids);
+  if (read.log_uuid.empty()) {
+    Status s = pg->Run([&](pqxx::dbtransaction& tx) {
+      out.clear();
+      const pqxx::result r =
+          tx.exec_params(read.sql, read.target, read.limit, read.skip.floor, array);
+      out.reserve(r.size());
+      for (const auto& row : r) out.push_back(EventOfRow(row, 0));
+    });
+    if (!s.ok()) return s;
+    return out;
+  }
+  // Fenced too: a stale leader loads nothing, so it publishes nothing. One
+  // statement, one round trip (FencedReadSql).
+  Status fence = Status::Ok();
+  Status s = pg->RunStatement([&](pqxx::transaction_base& tx) {
     out.clear();
-    const pqxx::result r = tx.exec_params(read.sql, read.target, read.limit, read.skip.floor,
-                                          PgArrayLiteral(read.skip.replayed_ids));
+    const pqxx::result r = tx.exec_params(FencedReadSql(read.sql, 5), read.target, read.limit,
+                                          read.skip.floor, array, read.pipeline);
+    fence = CheckFencedRead(r, read.pipeline, read.epoch, read.log_uuid);
+    if (!fence.ok()) return;
     out.reserve(r.size());
-    for (const auto& row : r) out.push_back(EventOfRow(row));
-  };
-  // Fenced too: a stale leader loads nothing, so it publishes nothing. A
-  // read: the epoch is checked without a lock (kRead).
-  Status s = read.log_uuid.empty() ? pg->Run(fn)
-                                   : msgx::RunFenced(pg, read.pipeline, read.epoch, read.log_uuid,
-                                                     fn, EpochCheck::kRead);
+    for (const auto& row : r) {
+      if (!row[2].is_null()) out.push_back(EventOfRow(row, 2));
+    }
+  });
   if (!s.ok()) return s;
+  if (!fence.ok()) return fence;
   return out;
 }
 

@@ -296,7 +296,8 @@ class Dispatcher {
     std::string log_uuid;  // empty: unfenced
   };
   static HeadSkip SkipOf(const std::vector<Event>& a, const std::vector<Event>& b);
-  static Event EventOfRow(const pqxx::row& row);
+  // The event in `row`'s columns from `first` on (kHeadColumns' order).
+  static Event EventOfRow(const pqxx::row& row, int first);
   static Result<std::vector<Event>> ReadHead(PgSession* pg, const HeadRead& read);
   HeadRead HeadReadOf(bool open_batch_only, bool unbatched_only, HeadSkip skip) const;
   // The head on pg_, leaving out the SENT update in flight.

@@ -80,6 +80,23 @@ enum class EpochCheck : std::uint8_t { kLock, kRead };
 Status CheckEpoch(pqxx::dbtransaction& tx, const std::string& pipeline, std::int64_t epoch,
                   const std::string& log_uuid, EpochCheck how = EpochCheck::kLock);
 
+// A fenced read of one statement in one round trip, for reads on the hot
+// path (a dispatcher's head): `sql` wrapped as
+//   SELECT p.leader_epoch, p.log_uuid, r.* FROM pipeline p
+//     LEFT JOIN LATERAL (<sql>) r ON true WHERE p.name = $<pipeline_param>
+//     ORDER BY 3
+// One statement has one snapshot, so the epoch it reads and its rows agree,
+// as in a transaction that checks the epoch (kRead) and then reads, without
+// that transaction's BEGIN, epoch query and COMMIT. `sql`'s rows start at
+// column 2, ordered by its first column; a row whose column 2 is NULL is
+// the one that stands for none (docs/commit-protocol.md#single-writer).
+std::string FencedReadSql(const std::string& sql, int pipeline_param);
+
+// The fence of a FencedReadSql result: as CheckEpoch (`pipeline` names the
+// row in the messages).
+Status CheckFencedRead(const pqxx::result& r, const std::string& pipeline, std::int64_t epoch,
+                       const std::string& log_uuid);
+
 class PgSession;
 
 // Runs `fn` in one transaction of `pg` that first checks the epoch

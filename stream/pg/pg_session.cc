@@ -55,6 +55,19 @@ Status PgSession::Run(const std::function<void(pqxx::dbtransaction&)>& fn) {
   }
 }
 
+Status PgSession::RunStatement(const std::function<void(pqxx::transaction_base&)>& fn) {
+  try {
+    if (!conn_ || !conn_->is_open()) conn_ = std::make_unique<pqxx::connection>(url_);
+    pqxx::nontransaction tx(*conn_);
+    fn(tx);
+    return Status::Ok();
+  } catch (const std::exception& e) {
+    Status s = PgErrorStatus(e, "postgres");
+    if (s.error_class() == ErrorClass::kInfra) conn_.reset();
+    return s;
+  }
+}
+
 std::string PgTimestamp(MicrosSinceEpoch micros) {
   std::time_t secs = static_cast<std::time_t>(micros / 1'000'000);
   long long frac = micros % 1'000'000;

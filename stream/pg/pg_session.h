@@ -36,6 +36,11 @@ class PgSession {
   // Runs `fn` in one transaction (READ COMMITTED) and commits.
   Status Run(const std::function<void(pqxx::dbtransaction&)>& fn);
 
+  // Runs `fn` outside a transaction block: each statement is a transaction
+  // of its own, one round trip where Run adds BEGIN and COMMIT. For a read
+  // of one statement (FencedReadSql).
+  Status RunStatement(const std::function<void(pqxx::transaction_base&)>& fn);
+
   const std::string& url() const { return url_; }
 
  private:

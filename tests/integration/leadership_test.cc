@@ -120,6 +120,49 @@ TEST_F(LeadershipTest, AReadChecksTheEpochWithoutBecomingAWrite) {
   EXPECT_NE(stale.message().find("stale epoch"), std::string::npos) << stale.ToString();
 }
 
+// A fenced read of one statement (FencedReadSql): the rows in order from
+// column 2 for the current epoch, one all-NULL row for none, and the
+// fence's errors for a stale epoch, another log and a missing pipeline row.
+TEST_F(LeadershipTest, AFencedReadOfOneStatementCarriesTheEpochWithItsRows) {
+  PgLeadership a(url_, "log-1");
+  ASSERT_TRUE(a.TryAcquire().ok());
+  PgSession s(url_);
+  // $1: the rows to read; $2: the pipeline.
+  const std::string sql = FencedReadSql("SELECT n, 'x' || n FROM generate_series($1, 1, -1) n", 2);
+  auto read = [&](int rows, const std::string& pipeline, std::int64_t epoch,
+                  const std::string& log) -> Result<std::vector<std::string>> {
+    std::vector<std::string> out;
+    Status fence = Status::Ok();
+    Status st = s.RunStatement([&](pqxx::transaction_base& tx) {
+      const pqxx::result r = tx.exec_params(sql, rows, pipeline);
+      fence = CheckFencedRead(r, pipeline, epoch, log);
+      for (const auto& row : r) {
+        if (!row[2].is_null()) out.push_back(row[2].as<std::string>() + row[3].as<std::string>());
+      }
+    });
+    if (!st.ok()) return st;
+    if (!fence.ok()) return fence;
+    return out;
+  };
+  auto three = read(3, "main", a.epoch(), "log-1");
+  ASSERT_TRUE(three.ok()) << three.status().ToString();
+  EXPECT_EQ(*three, (std::vector<std::string>{"1x1", "2x2", "3x3"})) << "ordered by column 2";
+  auto none = read(0, "main", a.epoch(), "log-1");
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  EXPECT_TRUE(none->empty());
+
+  auto stale = read(3, "main", a.epoch() - 1, "log-1");
+  ASSERT_FALSE(stale.ok());
+  EXPECT_EQ(stale.status().error_class(), ErrorClass::kInfra);
+  EXPECT_NE(stale.status().message().find("stale epoch"), std::string::npos);
+  auto foreign = read(3, "main", a.epoch(), "log-2");
+  ASSERT_FALSE(foreign.ok());
+  EXPECT_EQ(foreign.status().error_class(), ErrorClass::kConfig);
+  auto missing = read(3, "other", a.epoch(), "log-1");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("no pipeline row 'other'"), std::string::npos);
+}
+
 // The fence's lock (kLock, FOR KEY SHARE) holds off a takeover until the
 // fenced transaction ends, but not the leader's own progress: the
 // applier's `UPDATE pipeline SET applied_offset` goes through at once.
