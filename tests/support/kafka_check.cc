@@ -126,6 +126,7 @@ KafkaTailCheck CheckKafkaTail(const std::string& bootstrap, const std::string& t
   };
   int missing = 0;
   std::int64_t first_missing = -1;
+  std::int64_t last_missing = -1;
   for (auto it = sent.lower_bound(res.oldest_event_id); it != sent.end(); ++it) {
     if (read.count(*it) != 0) continue;
     if (was_reconciled(*it)) {
@@ -133,6 +134,7 @@ KafkaTailCheck CheckKafkaTail(const std::string& bootstrap, const std::string& t
       continue;
     }
     if (missing++ == 0) first_missing = *it;
+    last_missing = *it;
   }
   if (require_once && res.duplicates > 1) {
     problem(std::to_string(res.duplicates) + " copies of events read before in " + topic);
@@ -140,7 +142,25 @@ KafkaTailCheck CheckKafkaTail(const std::string& bootstrap, const std::string& t
   if (missing > 0) {
     problem(std::to_string(missing) + " SENT events of " + target + " from event_id " +
             std::to_string(res.oldest_event_id) + " on are missing from " + topic +
-            " (the first: event_id " + std::to_string(first_missing) + ")");
+            " (the first: event_id " + std::to_string(first_missing) +
+            ", the last: " + std::to_string(last_missing) + ")");
+    // What recorded them delivered: the ranges around them (a failure of
+    // the crash loop deletes its databases, so this is all that is left).
+    pqxx::connection c(own_url);
+    pqxx::nontransaction nt(c);
+    std::string ranges =
+        "delivered ranges of " + target + " around them (first..last events sent_at):";
+    for (const auto& row : nt.exec_params(
+             "(SELECT first_event_id, last_event_id, events, sent_at::text FROM outbox_delivery "
+             "WHERE target = $1 AND last_event_id < $2 ORDER BY last_event_id DESC LIMIT 2) "
+             "UNION ALL (SELECT first_event_id, last_event_id, events, sent_at::text FROM "
+             "outbox_delivery WHERE target = $1 AND last_event_id >= $2 ORDER BY last_event_id "
+             "LIMIT 4) ORDER BY 2",
+             target, first_missing)) {
+      ranges += " " + row[0].as<std::string>() + ".." + row[1].as<std::string>() + " " +
+                row[2].as<std::string>() + " " + row[3].as<std::string>() + ";";
+    }
+    problem(ranges);
   }
   return res;
 }
