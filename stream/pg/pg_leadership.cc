@@ -102,22 +102,6 @@ Status RunFenced(PgSession* pg, const std::string& pipeline, std::int64_t epoch,
   return fence.ok() ? s : fence;
 }
 
-namespace {
-
-// The fence's verdict on the `pipeline` row's epoch and owner.
-Status CompareEpoch(std::int64_t current, const std::string& owner, std::int64_t epoch,
-                    const std::string& log_uuid) {
-  const std::string stale(kStaleEpochMark);
-  if (owner != log_uuid) return Status::Config("pipeline belongs to log " + owner);
-  if (current != epoch) {
-    return Status::Infra(stale + " " + std::to_string(epoch) + " (current " +
-                         std::to_string(current) + "): another msgx leads now");
-  }
-  return Status::Ok();
-}
-
-}  // namespace
-
 std::string FencedReadSql(const std::string& sql, int pipeline_param) {
   std::string out = "SELECT p.leader_epoch, p.log_uuid, r.* FROM pipeline p LEFT JOIN LATERAL (";
   out.append(sql).append(") r ON true WHERE p.name = $").append(std::to_string(pipeline_param));
@@ -127,10 +111,16 @@ std::string FencedReadSql(const std::string& sql, int pipeline_param) {
 
 Status CheckFencedRead(const pqxx::result& r, const std::string& pipeline, std::int64_t epoch,
                        const std::string& log_uuid) {
-  if (r.empty()) {
-    return Status::Infra(std::string(kStaleEpochMark) + ": no pipeline row '" + pipeline + "'");
+  const std::string stale(kStaleEpochMark);
+  if (r.empty()) return Status::Infra(stale + ": no pipeline row '" + pipeline + "'");
+  const auto current = r[0][0].as<std::int64_t>();
+  const auto owner = r[0][1].as<std::string>();
+  if (owner != log_uuid) return Status::Config("pipeline belongs to log " + owner);
+  if (current != epoch) {
+    return Status::Infra(stale + " " + std::to_string(epoch) + " (current " +
+                         std::to_string(current) + "): another msgx leads now");
   }
-  return CompareEpoch(r[0][0].as<std::int64_t>(), r[0][1].as<std::string>(), epoch, log_uuid);
+  return Status::Ok();
 }
 
 Status CheckEpoch(pqxx::dbtransaction& tx, const std::string& pipeline, std::int64_t epoch,
@@ -142,10 +132,9 @@ Status CheckEpoch(pqxx::dbtransaction& tx, const std::string& pipeline, std::int
   // commit does not wait for a dispatcher's SENT update
   // (docs/commit-protocol.md#single-writer).
   static const std::string kLock = kRead + " FOR KEY SHARE";
-  pqxx::result r = tx.exec_params(how == EpochCheck::kLock ? kLock : kRead, pipeline);
-  const std::string stale(kStaleEpochMark);
-  if (r.empty()) return Status::Infra(stale + ": no pipeline row '" + pipeline + "'");
-  return CompareEpoch(r[0][0].as<std::int64_t>(), r[0][1].as<std::string>(), epoch, log_uuid);
+  // Its rows are those of a FencedReadSql with no rows of its own.
+  return CheckFencedRead(tx.exec_params(how == EpochCheck::kLock ? kLock : kRead, pipeline),
+                         pipeline, epoch, log_uuid);
 }
 
 }  // namespace msgx

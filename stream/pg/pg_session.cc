@@ -41,12 +41,10 @@ Status PgErrorStatus(const std::exception& e, const std::string& what) {
   return Status::Internal(what + ": " + e.what());
 }
 
-Status PgSession::Run(const std::function<void(pqxx::dbtransaction&)>& fn) {
+Status PgSession::OnConnection(const std::function<void(pqxx::connection&)>& fn) {
   try {
     if (!conn_ || !conn_->is_open()) conn_ = std::make_unique<pqxx::connection>(url_);
-    pqxx::work tx(*conn_);
-    fn(tx);
-    tx.commit();
+    fn(*conn_);
     return Status::Ok();
   } catch (const std::exception& e) {
     Status s = PgErrorStatus(e, "postgres");
@@ -55,17 +53,19 @@ Status PgSession::Run(const std::function<void(pqxx::dbtransaction&)>& fn) {
   }
 }
 
-Status PgSession::RunStatement(const std::function<void(pqxx::transaction_base&)>& fn) {
-  try {
-    if (!conn_ || !conn_->is_open()) conn_ = std::make_unique<pqxx::connection>(url_);
-    pqxx::nontransaction tx(*conn_);
+Status PgSession::Run(const std::function<void(pqxx::dbtransaction&)>& fn) {
+  return OnConnection([&](pqxx::connection& c) {
+    pqxx::work tx(c);
     fn(tx);
-    return Status::Ok();
-  } catch (const std::exception& e) {
-    Status s = PgErrorStatus(e, "postgres");
-    if (s.error_class() == ErrorClass::kInfra) conn_.reset();
-    return s;
-  }
+    tx.commit();
+  });
+}
+
+Status PgSession::RunStatement(const std::function<void(pqxx::transaction_base&)>& fn) {
+  return OnConnection([&](pqxx::connection& c) {
+    pqxx::nontransaction tx(c);
+    fn(tx);
+  });
 }
 
 std::string PgTimestamp(MicrosSinceEpoch micros) {

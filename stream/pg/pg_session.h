@@ -44,6 +44,11 @@ class PgSession {
   const std::string& url() const { return url_; }
 
  private:
+  // Runs `fn` on the connection, opened first if it is not; an exception
+  // becomes a Status (PgErrorStatus), and an outage drops the connection so
+  // the next call opens a new one.
+  Status OnConnection(const std::function<void(pqxx::connection&)>& fn);
+
   std::string url_;
   std::unique_ptr<pqxx::connection> conn_;
 };

@@ -1006,18 +1006,7 @@ TEST_F(DispatcherTest, ALeaderChangeAfterAKafkaCommitSendsNothingTwice) {
   EXPECT_EQ(b.reconciled_total(), 4) << "A's committed batch found in Kafka";
   EXPECT_EQ(a.reconciled_total() + b.reconciled_total() + a.sent_total() + b.sent_total(), kEvents);
 
-  auto got = testing::ConsumeTopic(kafka_->Bootstrap(), "t.msg", 2 * static_cast<size_t>(kEvents),
-                                   seconds(3));
-  const auto ids = IdCounts(got);
-  EXPECT_EQ(ids.size(), static_cast<size_t>(kEvents));
-  for (const auto& [id, n] : ids) EXPECT_EQ(n, 1) << id;
-  ASSERT_EQ(got.size(), static_cast<size_t>(kEvents));
-  std::map<std::string, int> last;
-  for (const auto& m : got) {
-    const int v = std::stoi(m.value.substr(5));
-    EXPECT_GT(v, last[m.key]) << m.key;
-    last[m.key] = v;
-  }
+  ExpectEachEventOnceInOrderPerKey(kafka_->Bootstrap(), kEvents);
 }
 
 // Issue 20: while the progress cannot be read (the broker down), nothing is
