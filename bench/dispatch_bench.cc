@@ -193,9 +193,9 @@ double NumberAfter(const std::string& text, const std::string& key, size_t from 
 HeadSample SampleHead(pqxx::connection& c, const DispatcherOptions& options) {
   pqxx::nontransaction nt(c);
   std::string plan;
-  for (const auto& row :
-       nt.exec_params("EXPLAIN (ANALYZE, BUFFERS) " + Dispatcher::HeadQuery(false, false),
-                      options.target, options.head_limit(), 0, "{}")) {
+  for (const auto& row : nt.exec_params(
+           "EXPLAIN (ANALYZE, BUFFERS) " + Dispatcher::HeadQuery(options.target, false, false),
+           options.head_limit(), 0, "{}")) {
     plan += row[0].as<std::string>() + "\n";
   }
   HeadSample h;

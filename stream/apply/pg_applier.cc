@@ -17,6 +17,7 @@
 #include "state/digest.h"
 #include "state/outcome.h"
 #include "stream/pg/pg_leadership.h"
+#include "stream/pg/prepared.h"
 
 namespace msgx {
 namespace {
@@ -137,7 +138,7 @@ class ArrayColumn {
 // Executes `sql` with the N columns as $1..$N and empties them.
 template <std::size_t N>
 void ExecColumns(pqxx::dbtransaction& tx, const std::string& sql, std::array<ArrayColumn, N>& c) {
-  [&]<std::size_t... I>(std::index_sequence<I...>) { tx.exec_params(sql, c[I].Take()...); }
+  [&]<std::size_t... I>(std::index_sequence<I...>) { ExecPrepared(tx, sql, c[I].Take()...); }
   (std::make_index_sequence<N>{});
 }
 
@@ -274,27 +275,37 @@ void WriteHistory(pqxx::dbtransaction& tx, const std::vector<HistoryRow>& rows) 
 
 // Records each batch's digest; the error when PostgreSQL already holds a
 // different one for the same end offset (the fold is not deterministic, or
-// the state belongs to another history).
+// the state belongs to another history). One statement when every batch is
+// new, as it is unless a batch is applied again (after PostgreSQL stopped
+// inside a transaction's commit, or a restore): only then are the digests
+// PostgreSQL already held read back and compared.
 Status WriteFoldBatches(pqxx::dbtransaction& tx, const std::vector<PendingBatch>& batches) {
-  std::vector<const PendingBatch*> all;
-  all.reserve(batches.size());
+  static const std::string kInsert =
+      "INSERT INTO fold_batch (last_offset, first_offset, fold_version, digest) "
+      "SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::int[], $4::text[]) "
+      "ON CONFLICT (last_offset) DO NOTHING RETURNING last_offset";
   std::map<std::int64_t, std::string> want;  // last_offset -> digest (hex)
+  std::array<ArrayColumn, 4> c;
   for (const PendingBatch& b : batches) {
-    all.push_back(&b);
-    want[b.last_offset] = ToHex(b.digest);
+    if (!want.emplace(b.last_offset, ToHex(b.digest)).second) continue;
+    c[0].AddInt(b.last_offset);
+    c[1].AddInt(b.first_offset);
+    c[2].AddInt(b.fold_version);
+    c[3].Add(want[b.last_offset]);
   }
-  ExecValues<PendingBatch>(
-      tx, "INSERT INTO fold_batch (last_offset, first_offset, fold_version, digest) VALUES ",
-      " ON CONFLICT (last_offset) DO NOTHING", all, [&](const PendingBatch& b) {
-        return Int(b.last_offset) + "," + Int(b.first_offset) + "," + Int(b.fold_version) + "," +
-               Text(tx, want[b.last_offset]);
-      });
-  std::string ends;
-  for (const auto& [last, hex] : want) ends += (ends.empty() ? "" : ",") + std::to_string(last);
-  const pqxx::result held = tx.exec_params(
-      "SELECT last_offset, digest FROM fold_batch WHERE last_offset = ANY($1::bigint[])",
-      "{" + ends + "}");
-  for (const auto& row : held) {
+  std::map<std::int64_t, std::string> held = want;  // the ones not inserted now
+  for (const auto& row :
+       ExecPrepared(tx, kInsert, c[0].Take(), c[1].Take(), c[2].Take(), c[3].Take())) {
+    held.erase(row[0].as<std::int64_t>());
+  }
+  if (held.empty()) return Status::Ok();
+  std::vector<std::int64_t> ends;
+  ends.reserve(held.size());
+  for (const auto& [last, hex] : held) ends.push_back(last);
+  const pqxx::result rows = ExecPrepared(
+      tx, "SELECT last_offset, digest FROM fold_batch WHERE last_offset = ANY($1::bigint[])",
+      PgArrayLiteral(ends));
+  for (const auto& row : rows) {
     const auto last = row[0].as<std::int64_t>();
     const auto digest = row[1].as<std::string>();
     if (digest != want[last]) {
@@ -302,8 +313,8 @@ Status WriteFoldBatches(pqxx::dbtransaction& tx, const std::vector<PendingBatch>
                               ": PostgreSQL has " + digest + ", state has " + want[last]);
     }
   }
-  if (held.size() != want.size()) {
-    return Status::Internal("fold_batch: " + std::to_string(want.size() - held.size()) +
+  if (rows.size() != held.size()) {
+    return Status::Internal("fold_batch: " + std::to_string(held.size() - rows.size()) +
                             " of the batch rows just written are missing");
   }
   return Status::Ok();
@@ -403,6 +414,13 @@ void CountMessages(const std::vector<OutcomeRow>& outcomes) {
   }
 }
 
+// The pipeline row's fence (CheckFencedRead's columns) and applied offset,
+// read, or locked as CheckEpoch's kLock does.
+constexpr const char* kOffsetRead =
+    "SELECT leader_epoch, log_uuid, applied_offset FROM pipeline WHERE name = $1";
+constexpr const char* kOffsetLocked =
+    "SELECT leader_epoch, log_uuid, applied_offset FROM pipeline WHERE name = $1 FOR KEY SHARE";
+
 }  // namespace
 
 PgApplier::PgApplier(PgSession* pg, const StateStore* store, ApplierOptions options)
@@ -431,19 +449,27 @@ Result<ApplyStep> PgApplier::Step() {
         throw Abort();
       };
       gathered.reset();
-      // Idle, the transaction only reads, and checks the epoch without the
-      // lock that would make it a write (stream/pg/pg_leadership.h).
-      const std::int64_t x = tx.exec_params1("SELECT applied_offset FROM pipeline WHERE name = $1",
-                                             options_.pipeline)[0]
-                                 .as<std::int64_t>();
-      seen = x;
-      const bool idle = x >= meta->applied_offset;
-      if (Status e = CheckEpoch(tx, options_.pipeline, epoch_, options_.log_uuid,
-                                idle ? EpochCheck::kRead : EpochCheck::kLock);
-          !e.ok()) {
+      // The applied offset and the fence in one statement. Idle, the
+      // transaction only reads, and checks the epoch without the lock that
+      // would make it a write (stream/pg/pg_leadership.h). Whether it is
+      // idle is known from the offset it reads; the statement guesses from
+      // the last one this applier saw, and a wrong guess that there is
+      // nothing to do (PostgreSQL went back) takes the lock after it.
+      const bool expect_work = meta->applied_offset > pg_offset_;
+      const pqxx::result row =
+          ExecPrepared(tx, expect_work ? kOffsetLocked : kOffsetRead, options_.pipeline);
+      if (Status e = CheckFencedRead(row, options_.pipeline, epoch_, options_.log_uuid); !e.ok()) {
         fail(std::move(e));
       }
+      const std::int64_t x = row[0][2].as<std::int64_t>();
+      seen = x;
+      const bool idle = x >= meta->applied_offset;
       if (idle) return;
+      if (!expect_work) {
+        if (Status e = CheckEpoch(tx, options_.pipeline, epoch_, options_.log_uuid); !e.ok()) {
+          fail(std::move(e));
+        }
+      }
       auto covering = store_->PendingCovering(x + 1);
       if (!covering.ok()) fail(covering.status());
       if (!covering->has_value()) {
@@ -470,7 +496,8 @@ Result<ApplyStep> PgApplier::Step() {
       WriteReferences(tx, gathered->references);
       WriteHistory(tx, gathered->history);
       if (Status e = WriteFoldBatches(tx, gathered->batches); !e.ok()) fail(std::move(e));
-      const pqxx::result moved = tx.exec_params(
+      const pqxx::result moved = ExecPrepared(
+          tx,
           "UPDATE pipeline SET applied_offset = $1, fold_version = $2, updated_at = now() "
           "WHERE name = $3 AND applied_offset = $4",
           last.last_offset, last.fold_version, options_.pipeline, x);

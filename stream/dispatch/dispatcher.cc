@@ -11,6 +11,8 @@
 #include "state/outcome.h"
 #include "stream/pg/outbox_delivery.h"
 #include "stream/pg/pg_leadership.h"
+#include "stream/pg/pg_session.h"
+#include "stream/pg/prepared.h"
 
 namespace msgx {
 namespace {
@@ -102,14 +104,11 @@ Status Dispatcher::StartMark(std::vector<Event> events) {
   if (!mark_pg_) mark_pg_ = std::make_unique<PgSession>(pg_->url());
   marking_ = std::move(events);
   // Only values cross to the other thread; the counting is FinishMark's.
-  marked_ = std::async(
-      std::launch::async, [pg = mark_pg_.get(), d = DeliveryOf(marking_), target = options_.target,
-                           now = PgTimestamp(clock_->NowMicros()), pipeline = options_.pipeline,
-                           epoch = epoch_, log_uuid = options_.log_uuid] {
-        auto update = [&](pqxx::dbtransaction& tx) { RecordDelivery(tx, target, d, now); };
-        if (log_uuid.empty()) return pg->Run(update);
-        return msgx::RunFenced(pg, pipeline, epoch, log_uuid, update);
-      });
+  marked_ = std::async(std::launch::async,
+                       [pg = mark_pg_.get(), fence = Fence(), d = DeliveryOf(marking_),
+                        target = options_.target, now = PgTimestamp(clock_->NowMicros())] {
+                         return RecordDeliveryFenced(pg, fence, target, d, now).status();
+                       });
   return Status::Ok();
 }
 
@@ -179,11 +178,9 @@ Status Dispatcher::MarkDelivered(const std::vector<Event>& events) {
   if (events.empty()) return Status::Ok();
   const std::vector<std::int64_t> ids = EventIds(events);
   const std::string now = PgTimestamp(clock_->NowMicros());
-  std::int64_t marked = 0;
-  Status s = RunFenced([&](pqxx::dbtransaction& tx) {
-    marked = RecordDelivery(tx, options_.target, DeliveryOf(events), now);
-  });
-  if (!s.ok()) return s;
+  auto recorded = RecordDeliveryFenced(pg_, Fence(), options_.target, DeliveryOf(events), now);
+  if (!recorded.ok()) return recorded.status();
+  const std::int64_t marked = *recorded;
   reconciled_total_ += marked;
   reconciled_counter_->Add(marked);
   // The event_id range is read by the crash tests' Kafka check
@@ -249,19 +246,21 @@ Status Dispatcher::MarkSentAfterCommit(const std::vector<Event>& events) {
   return s;
 }
 
-std::string Dispatcher::HeadQuery(bool open_batch_only, bool unbatched_only) {
+std::string Dispatcher::HeadQuery(std::string_view target, bool open_batch_only,
+                                  bool unbatched_only) {
   std::string filter;
   if (open_batch_only) filter += " AND batch_id IS NOT NULL";
   if (unbatched_only) filter += " AND batch_id IS NULL";
+  const std::string literal = PgTextLiteral(target);
   // Two ordered branches, each on its own index (outbox_delivery.h): the
   // events above the delivered position and the replayed ones below it;
   // each leaves out the events still in flight (HeadSkip).
   std::string sql = "(";
-  sql.append(kHeadColumns).append(UndeliveredAboveSql("$1")).append(filter);
-  sql.append(" AND event_id > $3 ORDER BY event_id LIMIT $2) UNION ALL (");
-  sql.append(kHeadColumns).append(UndeliveredReplayedSql("$1")).append(filter);
-  sql.append(" AND NOT (event_id = ANY($4::bigint[])) ORDER BY event_id LIMIT $2) ORDER BY 1 ");
-  sql.append("LIMIT $2");
+  sql.append(kHeadColumns).append(UndeliveredAboveSql(literal)).append(filter);
+  sql.append(" AND event_id > $2 ORDER BY event_id LIMIT $1) UNION ALL (");
+  sql.append(kHeadColumns).append(UndeliveredReplayedSql(literal)).append(filter);
+  sql.append(" AND NOT (event_id = ANY($3::bigint[])) ORDER BY event_id LIMIT $1) ORDER BY 1 ");
+  sql.append("LIMIT $1");
   return sql;
 }
 
@@ -300,8 +299,7 @@ Result<std::vector<Dispatcher::Event>> Dispatcher::ReadHead(PgSession* pg, const
   if (read.log_uuid.empty()) {
     Status s = pg->Run([&](pqxx::dbtransaction& tx) {
       out.clear();
-      const pqxx::result r =
-          tx.exec_params(read.sql, read.target, read.limit, read.skip.floor, array);
+      const pqxx::result r = ExecPrepared(tx, read.sql, read.limit, read.skip.floor, array);
       out.reserve(r.size());
       for (const auto& row : r) out.push_back(EventOfRow(row, 0));
     });
@@ -313,8 +311,8 @@ Result<std::vector<Dispatcher::Event>> Dispatcher::ReadHead(PgSession* pg, const
   Status fence = Status::Ok();
   Status s = pg->RunStatement([&](pqxx::transaction_base& tx) {
     out.clear();
-    const pqxx::result r = tx.exec_params(FencedReadSql(read.sql, 5), read.target, read.limit,
-                                          read.skip.floor, array, read.pipeline);
+    const pqxx::result r = ExecPrepared(tx, FencedReadSql(read.sql, 4), read.limit, read.skip.floor,
+                                        array, read.pipeline);
     fence = CheckFencedRead(r, read.pipeline, read.epoch, read.log_uuid);
     if (!fence.ok()) return;
     out.reserve(r.size());
@@ -330,8 +328,7 @@ Result<std::vector<Dispatcher::Event>> Dispatcher::ReadHead(PgSession* pg, const
 Dispatcher::HeadRead Dispatcher::HeadReadOf(bool open_batch_only, bool unbatched_only,
                                             HeadSkip skip) const {
   HeadRead read;
-  read.sql = HeadQuery(open_batch_only, unbatched_only);
-  read.target = options_.target;
+  read.sql = HeadQuery(options_.target, open_batch_only, unbatched_only);
   read.limit = options_.head_limit();
   read.skip = std::move(skip);
   read.pipeline = options_.pipeline;
@@ -405,11 +402,11 @@ Delivery Dispatcher::DeliveryOf(const std::vector<Event>& events) {
   return d;
 }
 
+DeliveryFence Dispatcher::Fence() const { return {options_.pipeline, epoch_, options_.log_uuid}; }
+
 Status Dispatcher::MarkSent(const std::vector<Event>& events) {
   const std::string now = PgTimestamp(clock_->NowMicros());
-  Status s = RunFenced([&](pqxx::dbtransaction& tx) {
-    RecordDelivery(tx, options_.target, DeliveryOf(events), now);
-  });
+  Status s = RecordDeliveryFenced(pg_, Fence(), options_.target, DeliveryOf(events), now).status();
   if (s.ok()) CountSent(events);
   return s;
 }

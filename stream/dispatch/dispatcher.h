@@ -201,16 +201,18 @@ class Dispatcher {
   // The target's PENDING and DEAD rows now (an unfenced read).
   Result<OutboxCounts> CountOutbox();
 
-  // The SQL of the head read ($1 the target, $2 the limit, $3 and $4 what
-  // it leaves out: HeadSkip's floor and replayed ids) and
-  // of CountOutbox ($1 the target), for EXPLAIN in tests and bench/. Each
+  // The SQL of `target`'s head read ($1 the limit, $2 and $3 what it
+  // leaves out: HeadSkip's floor and replayed ids; the target is a literal
+  // in the text, so that the generic plan of the prepared statement uses
+  // the target's partial index, stream/pg/prepared.h) and of CountOutbox
+  // ($1 the target), for EXPLAIN in tests and bench/. Each
   // reads only its target's undelivered (or DEAD) rows through an index,
   // never the delivered ones: from the delivered position up in the
   // target's PENDING index (migrations/V6__outbox_pending_indexes.sql), and
   // replayed ones below it (V8). Separate counts, not one `state IN
   // ('PENDING', 'DEAD')`: planned with the statistics of an all-PENDING
   // outbox, that one was a scan of the whole table.
-  static std::string HeadQuery(bool open_batch_only, bool unbatched_only);
+  static std::string HeadQuery(std::string_view target, bool open_batch_only, bool unbatched_only);
   static std::string CountOutboxQuery();
 
   bool stalled() const { return stalled_; }
@@ -243,6 +245,8 @@ class Dispatcher {
   // (stream/pg/outbox_delivery.h): the range of those never replayed, and
   // the replayed ones by id.
   static Delivery DeliveryOf(const std::vector<Event>& events);
+  // This dispatcher's fence for RecordDeliveryFenced.
+  DeliveryFence Fence() const;
   // Reads the progress record when a reconcile is due (see the header);
   // an outage is kInfra.
   Status ReconcileIfDue();
@@ -288,7 +292,6 @@ class Dispatcher {
   // One head read, as values that can cross to another thread.
   struct HeadRead {
     std::string sql;
-    std::string target;
     int limit = 0;
     HeadSkip skip;
     std::string pipeline;

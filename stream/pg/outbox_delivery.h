@@ -26,6 +26,8 @@
 #include <string_view>
 #include <vector>
 
+#include "base/result.h"
+
 namespace msgx {
 
 // The SQL expression of `target`'s delivered position (0 when it has no
@@ -59,5 +61,27 @@ struct Delivery {
 // range inserts nothing and counts none.
 std::int64_t RecordDelivery(pqxx::dbtransaction& tx, const std::string& target, const Delivery& d,
                             const std::string& sent_at);
+
+class PgSession;
+
+// Who records a delivery: the pipeline row's name, and this leader's epoch
+// and log UUID (stream/pg/pg_leadership.h); an empty log_uuid records it
+// unfenced.
+struct DeliveryFence {
+  std::string pipeline;
+  std::int64_t epoch = 0;
+  std::string log_uuid;
+};
+
+// RecordDelivery in a transaction of its own on `pg`, fenced as RunFenced
+// (kLock) does. A delivery of events never replayed (every batch but a
+// replay's) is one statement that carries its own fence: the pipeline row
+// locked FOR KEY SHARE and the range inserted only when its epoch and log
+// are `fence`'s, in one round trip instead of BEGIN, the fence, the insert
+// and COMMIT (docs/dispatch.md#delivered-ranges). The fence's errors and
+// the outage rule are RunFenced's.
+Result<std::int64_t> RecordDeliveryFenced(PgSession* pg, const DeliveryFence& fence,
+                                          const std::string& target, const Delivery& d,
+                                          const std::string& sent_at);
 
 }  // namespace msgx

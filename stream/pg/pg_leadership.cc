@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include "stream/pg/pg_session.h"
+#include "stream/pg/prepared.h"
 
 namespace msgx {
 
@@ -133,7 +134,7 @@ Status CheckEpoch(pqxx::dbtransaction& tx, const std::string& pipeline, std::int
   // (docs/commit-protocol.md#single-writer).
   static const std::string kLock = kRead + " FOR KEY SHARE";
   // Its rows are those of a FencedReadSql with no rows of its own.
-  return CheckFencedRead(tx.exec_params(how == EpochCheck::kLock ? kLock : kRead, pipeline),
+  return CheckFencedRead(ExecPrepared(tx, how == EpochCheck::kLock ? kLock : kRead, pipeline),
                          pipeline, epoch, log_uuid);
 }
 

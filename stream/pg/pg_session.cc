@@ -68,6 +68,15 @@ Status PgSession::RunStatement(const std::function<void(pqxx::transaction_base&)
   });
 }
 
+std::string PgTextLiteral(std::string_view s) {
+  std::string out = "'";
+  for (const char c : s) {
+    if (c == '\'') out += '\'';
+    out += c;
+  }
+  return out + "'";
+}
+
 std::string PgTimestamp(MicrosSinceEpoch micros) {
   std::time_t secs = static_cast<std::time_t>(micros / 1'000'000);
   long long frac = micros % 1'000'000;

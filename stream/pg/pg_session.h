@@ -66,6 +66,12 @@ std::string PgArrayLiteral(const Ints& values) {
   return s + "}";
 }
 
+// 'text' with every ' doubled: a string literal to put into SQL text
+// (standard_conforming_strings, PostgreSQL's default since 9.1, so a
+// backslash is itself). For values fixed by code or settings that must be
+// in the text itself (stream/pg/prepared.h), never for data.
+std::string PgTextLiteral(std::string_view s);
+
 // "2026-11-30 02:48:34.123456+00": a TIMESTAMPTZ literal for a UTC instant.
 std::string PgTimestamp(MicrosSinceEpoch micros);
 

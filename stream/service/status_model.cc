@@ -187,8 +187,7 @@ void ReadMirror(const Config& c, const std::string& uuid, std::int64_t applied, 
 std::string OutboxQuery() {
   std::string sql;
   for (std::string_view target : {kTargetMsg, kTargetRef, kTargetSchd}) {
-    std::string t = "'";
-    t.append(target).append("'");
+    const std::string t = PgTextLiteral(target);
     const std::string above = "FROM msg_event WHERE " + UndeliveredAboveSql(t);
     const std::string replayed = "FROM msg_event WHERE " + UndeliveredReplayedSql(t);
     if (!sql.empty()) sql.append(" UNION ALL ");

@@ -10,6 +10,7 @@
 
 #include "base/stopper.h"
 #include "stream/pg/leadership_keeper.h"
+#include "stream/pg/outbox_delivery.h"
 #include "stream/pg/pg_leadership.h"
 #include "stream/pg/pg_session.h"
 #include "tests/support/fixtures.h"
@@ -88,6 +89,59 @@ TEST_F(LeadershipTest, AStaleEpochCannotCommit) {
     if (!e.ok()) throw std::runtime_error(e.message());
   });
   EXPECT_TRUE(current.ok()) << current.ToString();
+}
+
+// A delivered range recorded in one statement (RecordDeliveryFenced)
+// carries its own fence: the current leader's lands once (a redo records
+// nothing), a stale leader's and another log's land nothing, and a batch
+// with replayed events takes the fenced transaction and marks their rows.
+TEST_F(LeadershipTest, ADeliveryRecordedInOneStatementCarriesItsFence) {
+  PgLeadership a(url_, "log-1");
+  ASSERT_TRUE(a.TryAcquire().ok());
+  PgSession s(url_);
+  const std::string db = url_.substr(url_.rfind('/') + 1);
+  const std::string at = PgTimestamp(1'764'000'000'000'000);
+  auto record = [&](const DeliveryFence& fence, Delivery d) {
+    return RecordDeliveryFenced(&s, fence, "KAFKA:msg", d, at);
+  };
+  auto ranges = [&] {
+    return pg_->Psql(db,
+                     "SELECT string_agg(first_event_id || '-' || last_event_id || ':' || events, "
+                     "' ' ORDER BY last_event_id) FROM outbox_delivery");
+  };
+  Delivery first{1, 5, 5, {}};
+  auto landed = record({"main", a.epoch(), "log-1"}, first);
+  ASSERT_TRUE(landed.ok()) << landed.status().ToString();
+  EXPECT_EQ(*landed, 5);
+  auto redo = record({"main", a.epoch(), "log-1"}, first);
+  ASSERT_TRUE(redo.ok()) << redo.status().ToString();
+  EXPECT_EQ(*redo, 0);
+
+  auto foreign = record({"main", a.epoch(), "log-2"}, {6, 7, 2, {}});
+  ASSERT_FALSE(foreign.ok());
+  EXPECT_EQ(foreign.status().error_class(), ErrorClass::kConfig) << foreign.status().ToString();
+
+  const std::int64_t old_epoch = a.epoch();
+  a.Release();
+  PgLeadership b(url_, "log-1");
+  ASSERT_TRUE(AcquireWithin(b, std::chrono::seconds(10)).leader);
+  auto stale = record({"main", old_epoch, "log-1"}, {6, 7, 2, {}});
+  ASSERT_FALSE(stale.ok());
+  EXPECT_EQ(stale.status().error_class(), ErrorClass::kInfra);
+  EXPECT_NE(stale.status().message().find("stale epoch"), std::string::npos)
+      << stale.status().ToString();
+  EXPECT_EQ(ranges(), "1-5:5\n");
+
+  // Replayed events go row by row, in the fenced transaction.
+  pg_->Psql(db,
+            "INSERT INTO msg_event (event_key, target, event_type, state_version, payload_json, "
+            "created_at, replayed_at) VALUES ('k', 'KAFKA:msg', 'UPSERT', 1, '{}', now(), now())");
+  const auto replayed = std::stoll(pg_->Psql(db, "SELECT event_id FROM msg_event"));
+  auto both = record({"main", b.epoch(), "log-1"}, {8, 9, 2, {replayed}});
+  ASSERT_TRUE(both.ok()) << both.status().ToString();
+  EXPECT_EQ(*both, 3);
+  EXPECT_EQ(ranges(), "1-5:5 8-9:2\n");
+  EXPECT_EQ(pg_->Psql(db, "SELECT state FROM msg_event"), "SENT\n");
 }
 
 // kLock fences a writer: the row lock gives the transaction an id (its
