@@ -97,7 +97,7 @@ struct Config {
   // How long SIGTERM's drain may take before the rest is stopped (floor 1s,
   // docs/operations.md#stopping).
   Millis shutdown_drain_timeout{30'000};
-  Millis capture_busy_poll_interval{10};  // floor 1ms
+  Millis capture_busy_poll_interval{5};  // floor 1ms
   std::int64_t capture_start_after_id = 0;
   int history_keep_days = 2;
   std::string history_sweep_at = "03:30";  // HH:MM airport time
