@@ -178,6 +178,7 @@ void KafkaPublisher::OnDelivery(rd_kafka_t* /*rk*/, const rd_kafka_message_t* m,
   const auto n = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(m->_private));
   if (n >= self->delivery_base_ && n - self->delivery_base_ < self->delivery_.size()) {
     self->delivery_[n - self->delivery_base_] = static_cast<int>(m->err);
+    if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR && m->offset < 0) ++self->unplaced_;
   }
 }
 
@@ -333,6 +334,7 @@ PublishResult KafkaPublisher::Publish(std::span<const OutgoingMessage> batch) {
   delivery_base_ = next_message_;
   next_message_ += batch.size();
   delivery_.assign(batch.size(), kNoReport);
+  unplaced_ = 0;
   const std::vector<int>& delivery = delivery_;
   auto abort_txn = [&] {
     if (rd_kafka_error_t* e = rd_kafka_abort_transaction(rk_, timeout_ms)) {
@@ -392,6 +394,13 @@ PublishResult KafkaPublisher::Publish(std::span<const OutgoingMessage> batch) {
   rd_kafka_error_t* e = rd_kafka_commit_transaction(rk_, timeout_ms);
   rd_kafka_poll(rk_, 0);  // serve any remaining delivery reports
   if (e == nullptr) {
+    if (unplaced_ > 0) {
+      Logger("dispatch")
+          ->warn(
+              "kafka: the broker acknowledged {} of {} messages of a committed transaction "
+              "without an offset (as duplicates of requests it had appended already)",
+              unplaced_, batch.size());
+    }
     result.committed = true;
     return result;
   }

@@ -75,7 +75,8 @@ class KafkaPublisher final : public Publisher {
   std::string TxnFailure(rd_kafka_error_s* e, const char* step);
 
   // The delivery-report callback (rd_kafka_conf opaque = this): records the
-  // error of a message of the current batch, by its number.
+  // error of a message of the current batch, by its number, and counts its
+  // messages acknowledged without an offset.
   static void OnDelivery(rd_kafka_s* rk, const rd_kafka_message_s* m, void* opaque);
 
   KafkaPublisherOptions options_;
@@ -83,6 +84,13 @@ class KafkaPublisher final : public Publisher {
   std::uint64_t next_message_ = 1;   // numbers messages across batches
   std::uint64_t delivery_base_ = 0;  // number of the current batch's first
   std::vector<int> delivery_;        // its delivery errors (kNoReport: none yet)
+  // Its messages the broker acknowledged without appending them: an offset
+  // of -1 with no error, which is how a broker answers a request it takes
+  // for a duplicate of one it already appended (librdkafka reports
+  // DUPLICATE_SEQUENCE_NUMBER as a success). Logged after a commit: a real
+  // broker holds such messages already, librdkafka's mock cluster may not
+  // (docs/crash-safety.md#the-mock-clusters-duplicates).
+  int unplaced_ = 0;
   static constexpr int kNoReport = INT_MIN;
   bool txn_ready_ = false;
   bool needs_rebuild_ = false;

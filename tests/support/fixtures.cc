@@ -125,6 +125,7 @@ std::vector<ConsumedMessage> ConsumeTopicUntil(const std::string& bootstrap,
     if (m == nullptr) continue;
     if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
       ConsumedMessage x;
+      x.offset = m->offset;
       x.key.assign(static_cast<const char*>(m->key), m->key_len);
       x.value.assign(static_cast<const char*>(m->payload), m->len);
       rd_kafka_headers_t* hdrs = nullptr;

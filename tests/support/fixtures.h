@@ -46,6 +46,7 @@ struct ConsumedMessage {
   std::string key;
   std::string value;
   std::map<std::string, std::string> headers;
+  std::int64_t offset = -1;  // in its partition
 };
 
 // Reads partition 0 of `topic` from the beginning as a read_committed

@@ -161,6 +161,39 @@ KafkaTailCheck CheckKafkaTail(const std::string& bootstrap, const std::string& t
                 row[2].as<std::string>() + " " + row[3].as<std::string>() + ";";
     }
     problem(ranges);
+    // Where the partition jumps over them: the messages read just before
+    // and after the first missing event, with their offsets. Consecutive
+    // offsets mean the broker never appended the missing ones; a gap means
+    // the read skipped offsets it holds.
+    std::string around = "read around event_id " + std::to_string(first_missing) + ":";
+    auto id_at = [&](size_t i) -> std::int64_t {  // -1: not an event of the target
+      auto h = got[i].headers.find("msgx-event-id");
+      auto e = h == got[i].headers.end() ? events.end() : events.find(h->second);
+      return e == events.end() ? -1 : e->second.id;
+    };
+    for (size_t i = 0; i + 1 < got.size(); ++i) {
+      const std::int64_t id = id_at(i);
+      const std::int64_t next = id_at(i + 1);
+      if (id < 0 || id >= first_missing || next <= first_missing) continue;
+      around += " event_id " + std::to_string(id) + " at offset " + std::to_string(got[i].offset) +
+                ", then event_id " + std::to_string(next) + " at offset " +
+                std::to_string(got[i + 1].offset) + ";";
+    }
+    problem(around);
+    // The publisher logs a committed transaction whose messages the broker
+    // acknowledged without appending (KafkaPublisher::unplaced_).
+    int unplaced = 0;
+    if (!msgx_log.empty()) {
+      std::ifstream in(msgx_log);
+      std::string line;
+      while (std::getline(in, line)) {
+        if (line.find("of a committed transaction without an offset") != std::string::npos) {
+          ++unplaced;
+          problem("msgx.log: " + line);
+        }
+      }
+    }
+    if (unplaced == 0) problem("msgx.log: no transaction acknowledged without an offset");
   }
   return res;
 }
