@@ -66,6 +66,11 @@ void AppendFieldsJson(const Fields& f, const AirportZone& zone, std::string* out
   out->push_back('}');
 }
 
+const Entries& SharedEntries::Empty() {
+  static const Entries kNone;
+  return kNone;
+}
+
 void AppendEntriesJson(const Entries& entries, const AirportZone& zone, std::string* out) {
   out->push_back('[');
   for (std::size_t i = 0; i < entries.size(); ++i) {

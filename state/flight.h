@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -53,9 +54,64 @@ struct Value {
 using Fields = SortedMap<Value>;
 using Entries = std::vector<Fields>;
 
+// SharedEntries: a record's child list, shared by the versions of a record
+// until one of them changes it: copy on write.
+//
+// The fold copies a flight whole each time a message changes it
+// (docs/fold.md#model, WorkingSet), and most messages change a field, not
+// a list. A flight's lists (stands, gates, delays, counters) hold most of
+// its allocations: one per entry. Shared, a flight's copy costs one
+// reference count per list instead, and dropping the old version frees
+// nothing of them (docs/performance.md#shared-lists).
+//
+// Reads see the entries as `const Entries&`: iteration, size, indexing,
+// and comparison by content (the same list compares equal without looking
+// at it). A change goes through Mutable(), which copies the entries first
+// unless this holder is their only one, so no other version ever sees it.
+// No entries and an empty list are the same value.
+//
+// Thread-safety: as std::shared_ptr: holders may be copied and dropped
+// on any thread; Mutable() only by the thread that owns this holder, and
+// only while no other thread reads through it.
+class SharedEntries {
+ public:
+  SharedEntries() = default;
+  // A list is its entries: assigning an Entries to a list takes it over.
+  SharedEntries(Entries entries)  // NOLINT(google-explicit-constructor)
+      : p_(entries.empty() ? nullptr : std::make_shared<Entries>(std::move(entries))) {}
+
+  const Entries& get() const { return p_ ? *p_ : Empty(); }
+  operator const Entries&() const { return get(); }  // NOLINT(google-explicit-constructor)
+  Entries::const_iterator begin() const { return get().begin(); }
+  Entries::const_iterator end() const { return get().end(); }
+  std::size_t size() const { return get().size(); }
+  bool empty() const { return get().empty(); }
+  const Fields& operator[](std::size_t i) const { return get()[i]; }
+
+  // The entries to change, this holder's own: copied first when another
+  // holder shares them.
+  Entries& Mutable() {
+    if (!p_) {
+      p_ = std::make_shared<Entries>();
+    } else if (p_.use_count() > 1) {
+      p_ = std::make_shared<Entries>(*p_);
+    }
+    return *p_;
+  }
+
+  // True when both hold the same entries (the same list, at once).
+  friend bool operator==(const SharedEntries& a, const SharedEntries& b) {
+    return a.p_ == b.p_ || a.get() == b.get();
+  }
+
+ private:
+  static const Entries& Empty();
+  std::shared_ptr<Entries> p_;  // null: no entries
+};
+
 struct Record {
   Fields fields;
-  SortedMap<Entries> lists;
+  SortedMap<SharedEntries> lists;
 
   // The field's value, or null when absent.
   const Value& Get(std::string_view name) const;

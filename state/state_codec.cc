@@ -64,7 +64,7 @@ Status ReadRecord(const fs::Record* in, Record* out) {
   if (Status s = ReadFields(in->fields(), &out->fields); !s.ok()) return s;
   if (in->lists()) {
     for (const fs::List* l : *in->lists()) {
-      Entries& entries = out->lists[Str(l->name())];
+      Entries& entries = out->lists[Str(l->name())].Mutable();
       if (!l->entries()) continue;
       for (const fs::Entry* e : *l->entries()) {
         Fields f;

@@ -25,7 +25,7 @@ TEST(EventPayloadTest, FlightUpsertIsCanonical) {
   flight->version = 42;
   flight->data.fields["STND"] = Value::Text("504");
   flight->data.fields["SODT"] = Value::Time(1'796'000'591'000'000);
-  flight->data.lists["GTDT"] = {{{"GTNO", Value::Text("1")}, {"GATE", Value::Text("A1")}}};
+  flight->data.lists["GTDT"] = Entries{{{"GTNO", Value::Text("1")}, {"GATE", Value::Text("A1")}}};
   FlightChange c;
   c.op = ChangeOp::kUpsert;
   c.flid = "16";

@@ -26,7 +26,7 @@ class FlopTest : public ::testing::Test {
     Fields stand;
     stand["PSNO"] = Value::Text("1");
     stand["PSST"] = Value::Text("504");
-    f.data.lists["PSDT"] = {stand};
+    f.data.lists["PSDT"] = Entries{stand};
     Seed(f);
   }
 

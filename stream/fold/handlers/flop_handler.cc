@@ -100,7 +100,7 @@ Applied ApplyList(const std::string& styp, const sis::ListPayload& p, Record* r)
       SetList(r, styp, {});
       return {};
     }
-    Entries list = r->lists.count(styp) ? r->lists[styp] : Entries{};
+    Entries list = r->lists.count(styp) ? r->lists[styp].get() : Entries{};
     for (const sis::ListEntry& e : p.entries) {
       if (!e.key.has_value()) return Reject(styp + " entry without " + p.key_name);
     }
@@ -110,7 +110,7 @@ Applied ApplyList(const std::string& styp, const sis::ListPayload& p, Record* r)
     return {};
   }
   if (styp == "VIPF") {
-    Entries list = r->lists.count(styp) ? r->lists[styp] : Entries{};
+    Entries list = r->lists.count(styp) ? r->lists[styp].get() : Entries{};
     for (const sis::ListEntry& e : p.entries) {
       if (!e.key.has_value()) return Reject("VIPF entry without VPCD");
     }
@@ -134,7 +134,7 @@ Applied ApplyList(const std::string& styp, const sis::ListPayload& p, Record* r)
       }
       if (it == r->lists.end()) return Reject("no stand entry " + code.value);
       Fields* target = nullptr;
-      for (Fields& s : it->second) {
+      for (Fields& s : it->second.Mutable()) {
         if (KeyOf(s, "PSST") == code.value) {
           target = &s;
           break;
@@ -222,7 +222,7 @@ Applied ApplyPayload(const std::string& styp, const sis::FlopRecord& rec, Record
             return {};
           }
           if (p.entries.empty()) return Reject("empty DELY");
-          Entries list = r->lists.count("DELY") ? r->lists["DELY"] : Entries{};
+          Entries list = r->lists.count("DELY") ? r->lists["DELY"].get() : Entries{};
           for (const sis::DelayEntry& d : p.entries) {
             if (!d.code.has_value()) return Reject("DELY without CODE");
           }
