@@ -28,8 +28,15 @@ std::unique_ptr<KafkaMock> KafkaMock::Start(int brokers) {
   auto impl = std::make_unique<Impl>();
   char err[512];
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  // The handle only owns the cluster; keep its own chatter quiet.
-  rd_kafka_conf_set(conf, "log_level", "3", err, sizeof(err));
+  // The handle only owns the cluster; keep its own chatter quiet, unless
+  // MSGX_TEST_MOCK_DEBUG asks for the cluster's own log on stderr (every
+  // append with its offsets: docs/crash-safety.md#the-mock-clusters-duplicates).
+  if (std::getenv("MSGX_TEST_MOCK_DEBUG") != nullptr) {
+    rd_kafka_conf_set(conf, "debug", "mock", err, sizeof(err));
+    rd_kafka_conf_set(conf, "log_level", "7", err, sizeof(err));
+  } else {
+    rd_kafka_conf_set(conf, "log_level", "3", err, sizeof(err));
+  }
   impl->rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof(err));
   if (impl->rk == nullptr) {
     rd_kafka_conf_destroy(conf);
