@@ -401,6 +401,25 @@ PublishResult KafkaPublisher::Publish(std::span<const OutgoingMessage> batch) {
               "without an offset (as duplicates of requests it had appended already)",
               unplaced_, batch.size());
     }
+    // librdkafka commits only when every message was acknowledged; a report
+    // missing or failed here would be a commit that left messages out
+    // (docs/crash-safety.md#the-mock-clusters-duplicates).
+    int unreported = 0;
+    int refused = 0;
+    for (const int d : delivery) {
+      if (d == kNoReport) {
+        ++unreported;
+      } else if (d != 0) {
+        ++refused;
+      }
+    }
+    if (unreported > 0 || refused > 0) {
+      Logger("dispatch")
+          ->warn(
+              "kafka: a committed transaction of {} messages has {} without a delivery report "
+              "and {} whose delivery failed",
+              batch.size(), unreported, refused);
+    }
     result.committed = true;
     return result;
   }

@@ -187,13 +187,18 @@ KafkaTailCheck CheckKafkaTail(const std::string& bootstrap, const std::string& t
       std::ifstream in(msgx_log);
       std::string line;
       while (std::getline(in, line)) {
-        if (line.find("of a committed transaction without an offset") != std::string::npos) {
+        if (line.find("of a committed transaction without an offset") != std::string::npos ||
+            line.find("a committed transaction of ") != std::string::npos) {
           ++unplaced;
           problem("msgx.log: " + line);
         }
       }
     }
-    if (unplaced == 0) problem("msgx.log: no transaction acknowledged without an offset");
+    if (unplaced == 0) {
+      problem(
+          "msgx.log: no committed transaction with a message unacknowledged, failed or "
+          "acknowledged without an offset");
+    }
   }
   return res;
 }
