@@ -5,6 +5,7 @@
 #include <exception>
 #include <map>
 #include <optional>
+#include <set>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
@@ -293,15 +294,16 @@ Status WriteFoldBatches(pqxx::dbtransaction& tx, const std::vector<PendingBatch>
     c[2].AddInt(b.fold_version);
     c[3].Add(want[b.last_offset]);
   }
-  std::map<std::int64_t, std::string> held = want;  // the ones not inserted now
-  for (const auto& row :
-       ExecPrepared(tx, kInsert, c[0].Take(), c[1].Take(), c[2].Take(), c[3].Take())) {
-    held.erase(row[0].as<std::int64_t>());
-  }
-  if (held.empty()) return Status::Ok();
+  const pqxx::result inserted =
+      ExecPrepared(tx, kInsert, c[0].Take(), c[1].Take(), c[2].Take(), c[3].Take());
+  if (inserted.size() == want.size()) return Status::Ok();
+  // The batches PostgreSQL held already: compare their digests.
+  std::set<std::int64_t> added;
+  for (const auto& row : inserted) added.insert(row[0].as<std::int64_t>());
   std::vector<std::int64_t> ends;
-  ends.reserve(held.size());
-  for (const auto& [last, hex] : held) ends.push_back(last);
+  for (const auto& [last, hex] : want) {
+    if (added.count(last) == 0) ends.push_back(last);
+  }
   const pqxx::result rows = ExecPrepared(
       tx, "SELECT last_offset, digest FROM fold_batch WHERE last_offset = ANY($1::bigint[])",
       PgArrayLiteral(ends));
@@ -313,8 +315,8 @@ Status WriteFoldBatches(pqxx::dbtransaction& tx, const std::vector<PendingBatch>
                               ": PostgreSQL has " + digest + ", state has " + want[last]);
     }
   }
-  if (rows.size() != held.size()) {
-    return Status::Internal("fold_batch: " + std::to_string(held.size() - rows.size()) +
+  if (rows.size() != ends.size()) {
+    return Status::Internal("fold_batch: " + std::to_string(ends.size() - rows.size()) +
                             " of the batch rows just written are missing");
   }
   return Status::Ok();
@@ -414,13 +416,6 @@ void CountMessages(const std::vector<OutcomeRow>& outcomes) {
   }
 }
 
-// The pipeline row's fence (CheckFencedRead's columns) and applied offset,
-// read, or locked as CheckEpoch's kLock does.
-constexpr const char* kOffsetRead =
-    "SELECT leader_epoch, log_uuid, applied_offset FROM pipeline WHERE name = $1";
-constexpr const char* kOffsetLocked =
-    "SELECT leader_epoch, log_uuid, applied_offset FROM pipeline WHERE name = $1 FOR KEY SHARE";
-
 }  // namespace
 
 PgApplier::PgApplier(PgSession* pg, const StateStore* store, ApplierOptions options)
@@ -456,6 +451,9 @@ Result<ApplyStep> PgApplier::Step() {
       // the last one this applier saw, and a wrong guess that there is
       // nothing to do (PostgreSQL went back) takes the lock after it.
       const bool expect_work = meta->applied_offset > pg_offset_;
+      static const std::string kOffsetRead = FenceRowSql(EpochCheck::kRead, 1, ", applied_offset");
+      static const std::string kOffsetLocked =
+          FenceRowSql(EpochCheck::kLock, 1, ", applied_offset");
       const pqxx::result row =
           ExecPrepared(tx, expect_work ? kOffsetLocked : kOffsetRead, options_.pipeline);
       if (Status e = CheckFencedRead(row, options_.pipeline, epoch_, options_.log_uuid); !e.ok()) {

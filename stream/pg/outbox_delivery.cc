@@ -72,7 +72,8 @@ Result<std::int64_t> RecordDeliveryFenced(PgSession* pg, const DeliveryFence& fe
   // insert reads the locked row, so a takeover either waits for it or has
   // already moved the epoch, and then nothing is inserted.
   static const std::string kSql =
-      "WITH p AS (SELECT leader_epoch, log_uuid FROM pipeline WHERE name = $6 FOR KEY SHARE), "
+      "WITH p AS (" + FenceRowSql(EpochCheck::kLock, 6) +
+      "), "
       "ins AS (INSERT INTO outbox_delivery (target, first_event_id, last_event_id, events, "
       "sent_at) SELECT $1::varchar, $2::bigint, $3::bigint, $4::int, $5::timestamptz FROM p "
       "WHERE p.leader_epoch = $7::bigint AND p.log_uuid = $8::varchar "

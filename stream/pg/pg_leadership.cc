@@ -124,15 +124,23 @@ Status CheckFencedRead(const pqxx::result& r, const std::string& pipeline, std::
   return Status::Ok();
 }
 
-Status CheckEpoch(pqxx::dbtransaction& tx, const std::string& pipeline, std::int64_t epoch,
-                  const std::string& log_uuid, EpochCheck how) {
-  static const std::string kRead = "SELECT leader_epoch, log_uuid FROM pipeline WHERE name = $1";
+std::string FenceRowSql(EpochCheck how, int pipeline_param, std::string_view more_columns) {
+  std::string sql = "SELECT leader_epoch, log_uuid";
+  sql.append(more_columns).append(" FROM pipeline WHERE name = $");
+  sql.append(std::to_string(pipeline_param));
   // FOR KEY SHARE, the weakest row lock: it conflicts with the takeover's
   // FOR UPDATE (the fence) but not with the FOR NO KEY UPDATE of the
   // leader's own `UPDATE pipeline SET applied_offset`, so the applier's
   // commit does not wait for a dispatcher's SENT update
   // (docs/commit-protocol.md#single-writer).
-  static const std::string kLock = kRead + " FOR KEY SHARE";
+  if (how == EpochCheck::kLock) sql.append(" FOR KEY SHARE");
+  return sql;
+}
+
+Status CheckEpoch(pqxx::dbtransaction& tx, const std::string& pipeline, std::int64_t epoch,
+                  const std::string& log_uuid, EpochCheck how) {
+  static const std::string kRead = FenceRowSql(EpochCheck::kRead);
+  static const std::string kLock = FenceRowSql(EpochCheck::kLock);
   // Its rows are those of a FencedReadSql with no rows of its own.
   return CheckFencedRead(ExecPrepared(tx, how == EpochCheck::kLock ? kLock : kRead, pipeline),
                          pipeline, epoch, log_uuid);

@@ -24,6 +24,7 @@
 #include <optional>
 #include <pqxx/pqxx>
 #include <string>
+#include <string_view>
 
 #include "base/result.h"
 
@@ -77,6 +78,11 @@ enum class EpochCheck : std::uint8_t { kLock, kRead };
 // Inside a stage's transaction: kInfra kStaleEpochMark (base/status.h) unless `pipeline`'s
 // leader_epoch equals `epoch` and its log_uuid equals `log_uuid`; `how` as
 // above.
+// The statement CheckEpoch runs, for a statement that reads the fence with
+// more of the row or inside a larger one: `pipeline`'s leader_epoch and
+// log_uuid (CheckFencedRead's columns), then `more_columns` (", col, ..."),
+// for `name = $<pipeline_param>`, locked as `how` says.
+std::string FenceRowSql(EpochCheck how, int pipeline_param = 1, std::string_view more_columns = {});
 Status CheckEpoch(pqxx::dbtransaction& tx, const std::string& pipeline, std::int64_t epoch,
                   const std::string& log_uuid, EpochCheck how = EpochCheck::kLock);
 
