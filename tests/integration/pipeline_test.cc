@@ -608,10 +608,14 @@ TEST_F(PipelineTest, SecondProcessWaitsAndTakesOver) {
 // leadership.check), as if it had been paused past the takeover: it goes on
 // with its old epoch. B takes over with a newer one. Nothing A writes
 // afterwards lands: an audit trigger on every table of msgx's database
-// records each writing statement's application_name, and after B's epoch
+// records the application_name of each row written, and after B's epoch
 // grant none is A's; Redis's mirror carries B's epoch; A steps down at its
-// first refused write. (Kafka fences A's producer itself, by the shared
-// transactional id; A's dispatchers load nothing once their epoch is stale.)
+// first refused write. The trigger is per row, not per statement: a fenced
+// statement of A's that runs after the grant and writes nothing (a
+// delivered range's one-statement insert, docs/dispatch.md#delivered-ranges)
+// still fires a statement trigger, and lands nothing. (Kafka fences A's
+// producer itself, by the shared transactional id; A's dispatchers load
+// nothing once their epoch is stale.)
 TEST_F(PipelineTest, AStaleLeadersWritesDoNotLand) {
   const std::int64_t first_rows = LoadMailbox(200);
   const std::string url_a = own_url_ + "?application_name=msgx-A";
@@ -634,7 +638,7 @@ TEST_F(PipelineTest, AStaleLeadersWritesDoNotLand) {
       FOR t IN SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'audit'
       LOOP
         EXECUTE format('CREATE TRIGGER audit_write AFTER INSERT OR UPDATE OR DELETE ON %I '
-                       'FOR EACH STATEMENT EXECUTE FUNCTION audit_write()', t);
+                       'FOR EACH ROW EXECUTE FUNCTION audit_write()', t);
       END LOOP;
     END $$;)");
 
