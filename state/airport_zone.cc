@@ -1,9 +1,12 @@
 #include "state/airport_zone.h"
 
+#include <atomic>
 #include <cstdio>
 
 namespace msgx {
 namespace {
+
+std::atomic<std::uint64_t> next_zone_id{1};
 
 std::int64_t FloorDiv(std::int64_t a, std::int64_t b) {
   std::int64_t q = a / b;
@@ -26,6 +29,8 @@ void CivilFromDays(std::int64_t z, int* y, unsigned* m, unsigned* d) {
 }
 
 }  // namespace
+
+AirportZone::AirportZone() : id_(next_zone_id.fetch_add(1, std::memory_order_relaxed)) {}
 
 std::string FormatAirportIso8601(MicrosSinceEpoch utc_micros, const AirportZone& zone) {
   const std::int64_t secs = FloorDiv(utc_micros, 1'000'000);

@@ -18,9 +18,21 @@ namespace msgx {
 
 class AirportZone {
  public:
+  AirportZone();
+  // A copy is another zone object, with an id of its own.
+  AirportZone(const AirportZone&) : AirportZone() {}
+  AirportZone& operator=(const AirportZone&) { return *this; }
   virtual ~AirportZone() = default;
   // Seconds east of UTC in effect at `utc_seconds`. Must be pure.
   virtual std::int32_t OffsetSecondsAt(std::int64_t utc_seconds) const = 0;
+
+  // This zone object's number, unique in the process and never reused (an
+  // address can be): what a rendering kept for one zone is keyed by
+  // (SharedEntries::AppendRendering, state/flight.h).
+  std::uint64_t id() const { return id_; }
+
+ private:
+  std::uint64_t id_;
 };
 
 // A zone with one fixed offset (Asia/Shanghai has had +08:00 since 1991).

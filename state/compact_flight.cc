@@ -153,8 +153,12 @@ std::string EncodeCompactFlight(const Flight& f) {
   PutVarint(f.data.lists.size(), &out);
   for (const auto& [name, entries] : f.data.lists) {
     PutString(name, &out);
-    PutVarint(entries.size(), &out);
-    for (const Fields& e : entries) PutFields(e, &out);
+    // Zone-free: every compact rendering is kept under key 0.
+    entries.AppendRendering(SharedEntries::Rendering::kCompact, 0, &out,
+                            [](const Entries& list, std::string* s) {
+                              PutVarint(list.size(), s);
+                              for (const Fields& e : list) PutFields(e, s);
+                            });
   }
   return out;
 }

@@ -71,6 +71,35 @@ const Entries& SharedEntries::Empty() {
   return kNone;
 }
 
+Entries& SharedEntries::Mutable() {
+  if (!p_) {
+    p_ = std::make_shared<Node>(Entries{});
+  } else if (p_.use_count() > 1) {
+    p_ = std::make_shared<Node>(p_->entries);
+  } else {
+    p_->Forget();
+  }
+  return p_->entries;
+}
+
+const std::string* SharedEntries::Node::Find(Rendering rendering, std::uint64_t key) const {
+  const Kept* k = kept_[static_cast<int>(rendering)].load(std::memory_order_acquire);
+  return k != nullptr && k->key == key ? &k->bytes : nullptr;
+}
+
+void SharedEntries::Node::Keep(Rendering rendering, std::uint64_t key, std::string bytes) const {
+  auto* k = new Kept{key, std::move(bytes)};
+  Kept* none = nullptr;
+  if (!kept_[static_cast<int>(rendering)].compare_exchange_strong(none, k,
+                                                                  std::memory_order_acq_rel)) {
+    delete k;  // another rendering is kept (the same bytes, or another key's)
+  }
+}
+
+void SharedEntries::Node::Forget() {
+  for (auto& slot : kept_) delete slot.exchange(nullptr, std::memory_order_acq_rel);
+}
+
 void AppendEntriesJson(const Entries& entries, const AirportZone& zone, std::string* out) {
   out->push_back('[');
   for (std::size_t i = 0; i < entries.size(); ++i) {
@@ -115,7 +144,9 @@ void AppendRecordJson(const Record& rec, const AirportZone& zone, std::string* o
       comma();
       AppendJsonString(l->first, out);
       out->push_back(':');
-      AppendEntriesJson(l->second, zone, out);
+      l->second.AppendRendering(
+          SharedEntries::Rendering::kJson, zone.id(), out,
+          [&zone](const Entries& e, std::string* s) { AppendEntriesJson(e, zone, s); });
       ++l;
     }
   }

@@ -22,6 +22,7 @@
 // Thread-safety: plain values.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -70,17 +71,29 @@ using Entries = std::vector<Fields>;
 // unless this holder is their only one, so no other version ever sees it.
 // No entries and an empty list are the same value.
 //
+// Renderings kept with the entries (AppendRendering): a list's canonical
+// JSON and its compact stored form are made once for the entries and kept
+// with them, for every version that shares them, until Mutable() changes
+// them (docs/performance.md#kept-renderings). A rendering is a pure
+// function of the entries (and of a key: the zone of a JSON one), so what
+// is kept is what would be made again.
+//
 // Thread-safety: as std::shared_ptr: holders may be copied and dropped
 // on any thread; Mutable() only by the thread that owns this holder, and
-// only while no other thread reads through it.
+// only while no other thread reads through it. AppendRendering is a read:
+// two threads may render the same entries at once, and one rendering is
+// kept.
 class SharedEntries {
  public:
+  // The renderings a list keeps, one slot each.
+  enum class Rendering : std::uint8_t { kJson = 0, kCompact = 1 };
+
   SharedEntries() = default;
   // A list is its entries: assigning an Entries to a list takes it over.
   SharedEntries(Entries entries)  // NOLINT(google-explicit-constructor)
-      : p_(entries.empty() ? nullptr : std::make_shared<Entries>(std::move(entries))) {}
+      : p_(entries.empty() ? nullptr : std::make_shared<Node>(std::move(entries))) {}
 
-  const Entries& get() const { return p_ ? *p_ : Empty(); }
+  const Entries& get() const { return p_ ? p_->entries : Empty(); }
   operator const Entries&() const { return get(); }  // NOLINT(google-explicit-constructor)
   Entries::const_iterator begin() const { return get().begin(); }
   Entries::const_iterator end() const { return get().end(); }
@@ -89,14 +102,29 @@ class SharedEntries {
   const Fields& operator[](std::size_t i) const { return get()[i]; }
 
   // The entries to change, this holder's own: copied first when another
-  // holder shares them.
-  Entries& Mutable() {
+  // holder shares them. Forgets the kept renderings.
+  Entries& Mutable();
+
+  // Appends to `out` what `render(get(), &s)` appends to an empty s. The
+  // first call for these entries renders and keeps the result in the
+  // `rendering` slot under `key`; later calls with the same key append the
+  // kept bytes. A call with another key than the kept one renders and keeps
+  // nothing. An empty list is rendered every time (it is cheap).
+  template <typename Render>
+  void AppendRendering(Rendering rendering, std::uint64_t key, std::string* out,
+                       Render&& render) const {
     if (!p_) {
-      p_ = std::make_shared<Entries>();
-    } else if (p_.use_count() > 1) {
-      p_ = std::make_shared<Entries>(*p_);
+      render(Empty(), out);
+      return;
     }
-    return *p_;
+    if (const std::string* kept = p_->Find(rendering, key)) {
+      out->append(*kept);
+      return;
+    }
+    std::string made;
+    render(p_->entries, &made);
+    out->append(made);
+    p_->Keep(rendering, key, std::move(made));
   }
 
   // True when both hold the same entries (the same list, at once).
@@ -105,8 +133,31 @@ class SharedEntries {
   }
 
  private:
+  // The entries and their kept renderings, each a heap block installed once
+  // (compare-and-swap from null) and freed with the node or by Forget().
+  class Node {
+   public:
+    explicit Node(Entries e) : entries(std::move(e)) {}
+    Node(const Node&) = delete;
+    Node& operator=(const Node&) = delete;
+    ~Node() { Forget(); }
+
+    const std::string* Find(Rendering rendering, std::uint64_t key) const;
+    void Keep(Rendering rendering, std::uint64_t key, std::string bytes) const;
+    void Forget();
+
+    Entries entries;
+
+   private:
+    struct Kept {
+      std::uint64_t key;
+      std::string bytes;
+    };
+    mutable std::atomic<Kept*> kept_[2] = {nullptr, nullptr};
+  };
+
   static const Entries& Empty();
-  std::shared_ptr<Entries> p_;  // null: no entries
+  std::shared_ptr<Node> p_;  // null: no entries
 };
 
 struct Record {
