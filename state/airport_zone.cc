@@ -32,7 +32,7 @@ void CivilFromDays(std::int64_t z, int* y, unsigned* m, unsigned* d) {
 
 AirportZone::AirportZone() : id_(next_zone_id.fetch_add(1, std::memory_order_relaxed)) {}
 
-std::string FormatAirportIso8601(MicrosSinceEpoch utc_micros, const AirportZone& zone) {
+void AppendAirportIso8601(MicrosSinceEpoch utc_micros, const AirportZone& zone, std::string* out) {
   const std::int64_t secs = FloorDiv(utc_micros, 1'000'000);
   const std::int64_t frac = utc_micros - secs * 1'000'000;
   const std::int32_t off = zone.OffsetSecondsAt(secs);
@@ -56,7 +56,8 @@ std::string FormatAirportIso8601(MicrosSinceEpoch utc_micros, const AirportZone&
                     static_cast<int>(sod / 3600), static_cast<int>(sod / 60 % 60),
                     static_cast<int>(sod % 60), sign, aoff / 3600, aoff / 60 % 60);
     }
-    return buf;
+    out->append(buf);
+    return;
   }
   // YYYY-MM-DDTHH:MM:SS[.ffffff]+HH:MM, written digit by digit: this runs
   // for every time in every digest and payload, and snprintf took about a
@@ -89,7 +90,13 @@ std::string FormatAirportIso8601(MicrosSinceEpoch utc_micros, const AirportZone&
   put(aoff / 3600, 2);
   *p++ = ':';
   put(aoff / 60 % 60, 2);
-  return std::string(buf, p);
+  out->append(buf, p);
+}
+
+std::string FormatAirportIso8601(MicrosSinceEpoch utc_micros, const AirportZone& zone) {
+  std::string out;
+  AppendAirportIso8601(utc_micros, zone, &out);
+  return out;
 }
 
 MicrosSinceEpoch StartOfAirportDay(MicrosSinceEpoch utc_micros, const AirportZone& zone) {

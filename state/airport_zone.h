@@ -48,6 +48,8 @@ class FixedZone final : public AirportZone {
 // "2003-12-15T18:05:00+08:00" (sub-second digits only when non-zero, as
 // ".ffffff"). Deterministic for a given zone.
 std::string FormatAirportIso8601(MicrosSinceEpoch utc_micros, const AirportZone& zone);
+// The same, appended to `out`.
+void AppendAirportIso8601(MicrosSinceEpoch utc_micros, const AirportZone& zone, std::string* out);
 
 // The instant at which the airport-local calendar day containing
 // `utc_micros` starts.

@@ -1,5 +1,8 @@
 #include "state/flight.h"
 
+#include <algorithm>
+#include <cstring>
+
 namespace msgx {
 
 const Value& Record::Get(std::string_view name) const {
@@ -14,25 +17,56 @@ std::optional<MicrosSinceEpoch> Flight::Sodt() const {
   return v.number;
 }
 
+namespace {
+
+// True when one of the 8 bytes of `w` is below 0x20, '"' or '\\': the
+// bytes a JSON string escapes. Exact as a yes or no (the classic
+// "has a byte less than n" and "has a zero byte" tricks, whose borrows can
+// only mark bytes above the first match); bytes of 0x80 and above (UTF-8)
+// never match.
+bool NeedsEscape8(std::uint64_t w) {
+  constexpr std::uint64_t kOnes = 0x0101010101010101ULL;
+  constexpr std::uint64_t kHigh = 0x8080808080808080ULL;
+  auto has_zero = [](std::uint64_t v) { return ((v - kOnes) & ~v & kHigh) != 0; };
+  const bool control = ((w - kOnes * 0x20) & ~w & kHigh) != 0;
+  return control || has_zero(w ^ (kOnes * '"')) || has_zero(w ^ (kOnes * '\\'));
+}
+
+}  // namespace
+
 void AppendJsonString(std::string_view s, std::string* out) {
   static constexpr char kHex[] = "0123456789abcdef";
   out->push_back('"');
-  // Runs of characters that need no escape are appended whole.
+  // Runs of characters that need no escape are appended whole; eight bytes
+  // at a time are checked at once, and only a word that holds a byte to
+  // escape is walked byte by byte.
   std::size_t run = 0;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    const auto u = static_cast<unsigned char>(s[i]);
-    if (u >= 0x20 && u != '"' && u != '\\') continue;
-    out->append(s.data() + run, i - run);
-    run = i + 1;
-    if (u >= 0x20) {
-      out->push_back('\\');
-      out->push_back(static_cast<char>(u));
-    } else {
-      const char esc[] = {'\\', 'u', '0', '0', kHex[u >> 4], kHex[u & 0xf]};
-      out->append(esc, sizeof esc);
+  std::size_t i = 0;
+  const std::size_t n = s.size();
+  while (i < n) {
+    if (i + 8 <= n) {
+      std::uint64_t w = 0;
+      std::memcpy(&w, s.data() + i, sizeof w);
+      if (!NeedsEscape8(w)) {
+        i += 8;
+        continue;
+      }
+    }
+    for (const std::size_t end = std::min(n, i + 8); i < end; ++i) {
+      const auto u = static_cast<unsigned char>(s[i]);
+      if (u >= 0x20 && u != '"' && u != '\\') continue;
+      out->append(s.data() + run, i - run);
+      run = i + 1;
+      if (u >= 0x20) {
+        out->push_back('\\');
+        out->push_back(static_cast<char>(u));
+      } else {
+        const char esc[] = {'\\', 'u', '0', '0', kHex[u >> 4], kHex[u & 0xf]};
+        out->append(esc, sizeof esc);
+      }
     }
   }
-  out->append(s.data() + run, s.size() - run);
+  out->append(s.data() + run, n - run);
   out->push_back('"');
 }
 
@@ -48,7 +82,10 @@ void AppendValueJson(const Value& v, const AirportZone& zone, std::string* out) 
       out->append(std::to_string(v.number));
       return;
     case Value::Kind::kTime:
-      AppendJsonString(FormatAirportIso8601(v.number, zone), out);
+      // Digits, '-', ':', 'T', '.' and the sign: nothing to escape.
+      out->push_back('"');
+      AppendAirportIso8601(v.number, zone, out);
+      out->push_back('"');
       return;
   }
 }
@@ -161,6 +198,7 @@ void AppendRecordJson(const Record& rec, const AirportZone& zone, std::string* o
 
 std::string FlightJson(const Flight& flight, const AirportZone& zone) {
   std::string out;
+  out.reserve(1024);  // most flights' JSON: one allocation, not a doubling series
   AppendRecordJson(flight.data, zone, &out, "FLID", flight.flid);
   return out;
 }

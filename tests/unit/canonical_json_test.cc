@@ -45,5 +45,44 @@ TEST(CanonicalJson, StringsEscapeOnlyQuotesBackslashesAndControls) {
   EXPECT_EQ(out, "\"\\\"\"");
 }
 
+// The escape, one byte at a time, as RFC 8259 and the header state it.
+std::string EscapeByteByByte(std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out = "\"";
+  for (const char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u == '"' || u == '\\') {
+      out.push_back('\\');
+      out.push_back(c);
+    } else if (u < 0x20) {
+      out.append("\\u00");
+      out.push_back(kHex[u >> 4]);
+      out.push_back(kHex[u & 0xf]);
+    } else {
+      out.push_back(c);
+    }
+  }
+  out.push_back('"');
+  return out;
+}
+
+// AppendJsonString checks eight bytes at a time: every byte value, at every
+// position of strings around and across the word boundaries, escapes as
+// byte by byte.
+TEST(CanonicalJson, EveryByteEscapesTheSameAtEveryPosition) {
+  for (std::size_t len = 1; len <= 19; ++len) {
+    for (std::size_t at = 0; at < len; ++at) {
+      for (int b = 0; b < 256; ++b) {
+        std::string s(len, 'x');
+        s[at] = static_cast<char>(b);
+        if (at + 1 < len) s[len - 1] = static_cast<char>(0xe6);  // a UTF-8 lead byte
+        std::string out;
+        AppendJsonString(s, &out);
+        ASSERT_EQ(out, EscapeByteByByte(s)) << "length " << len << ", byte " << b << " at " << at;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace msgx
