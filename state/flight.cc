@@ -146,6 +146,12 @@ void AppendEntriesJson(const Entries& entries, const AirportZone& zone, std::str
   out->push_back(']');
 }
 
+void AppendListJson(const SharedEntries& list, const AirportZone& zone, std::string* out) {
+  list.AppendRendering(
+      SharedEntries::Rendering::kJson, zone.id(), out,
+      [&zone](const Entries& e, std::string* s) { AppendEntriesJson(e, zone, s); });
+}
+
 void AppendRecordJson(const Record& rec, const AirportZone& zone, std::string* out,
                       std::string_view extra_key, std::string_view extra_value) {
   out->push_back('{');
@@ -181,9 +187,7 @@ void AppendRecordJson(const Record& rec, const AirportZone& zone, std::string* o
       comma();
       AppendJsonString(l->first, out);
       out->push_back(':');
-      l->second.AppendRendering(
-          SharedEntries::Rendering::kJson, zone.id(), out,
-          [&zone](const Entries& e, std::string* s) { AppendEntriesJson(e, zone, s); });
+      AppendListJson(l->second, zone, out);
       ++l;
     }
   }

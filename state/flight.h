@@ -198,6 +198,9 @@ void AppendValueJson(const Value& v, const AirportZone& zone, std::string* out);
 void AppendFieldsJson(const Fields& f, const AirportZone& zone, std::string* out);
 // [{…},{…}]: a child list's entries, in order.
 void AppendEntriesJson(const Entries& entries, const AirportZone& zone, std::string* out);
+// AppendEntriesJson of a shared list, through its kept JSON rendering for
+// `zone` (SharedEntries::AppendRendering).
+void AppendListJson(const SharedEntries& list, const AirportZone& zone, std::string* out);
 // {"FLID":..., fields and lists merged, sorted}.
 std::string FlightJson(const Flight& flight, const AirportZone& zone);
 // {"fields":{...},"key":...,"source":...,"type":...}

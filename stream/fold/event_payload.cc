@@ -13,13 +13,13 @@ void AppendChanges(const std::vector<FieldChange>& changes, const AirportZone& z
     AppendJsonString(c.name, out);
     out->append(":{\"after\":");
     if (c.is_list) {
-      AppendEntriesJson(c.list_after, zone, out);
+      AppendListJson(c.list_after, zone, out);
     } else {
       AppendValueJson(c.after, zone, out);
     }
     out->append(",\"before\":");
     if (c.is_list) {
-      AppendEntriesJson(c.list_before, zone, out);
+      AppendListJson(c.list_before, zone, out);
     } else {
       AppendValueJson(c.before, zone, out);
     }

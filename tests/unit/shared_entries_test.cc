@@ -4,6 +4,7 @@
 
 #include "state/compact_flight.h"
 #include "state/flight.h"
+#include "stream/fold/handlers/decision.h"
 
 namespace msgx {
 namespace {
@@ -126,6 +127,26 @@ TEST(SharedEntriesTest, KeptRenderingsGiveTheSameFlightJsonAndCompactForm) {
   EXPECT_NE(json.find("2021-01-23T01:00:00+08:00"), std::string::npos) << json;
   EXPECT_NE(FlightJson(f, utc).find("2021-01-22T17:00:00+00:00"), std::string::npos)
       << FlightJson(f, utc);
+}
+
+// A decision's list change holds the lists of the two versions themselves,
+// not copies: its JSON appends their kept renderings.
+TEST(SharedEntriesTest, AListChangeSharesTheVersionsLists) {
+  Record before;
+  before.lists["GTDT"] = Entries{Stand("1")};
+  Record after = before;
+  after.lists.at("GTDT").Mutable().push_back(Stand("2"));
+  const std::vector<FieldChange> changes = DiffRecords(before, after);
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_TRUE(changes[0].is_list);
+  EXPECT_EQ(&changes[0].list_before.get(), &before.lists.at("GTDT").get());
+  EXPECT_EQ(&changes[0].list_after.get(), &after.lists.at("GTDT").get());
+  // A list that appears or goes: the other side is empty.
+  Record none;
+  const std::vector<FieldChange> gone = DiffRecords(before, none);
+  ASSERT_EQ(gone.size(), 1u);
+  EXPECT_TRUE(gone[0].list_after.empty());
+  EXPECT_EQ(&gone[0].list_before.get(), &before.lists.at("GTDT").get());
 }
 
 }  // namespace

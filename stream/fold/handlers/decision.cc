@@ -14,9 +14,9 @@ void AppendChanges(const std::vector<FieldChange>& cs, const AirportZone& zone, 
     AppendJsonString(c.name, out);
     out->push_back(',');
     if (c.is_list) {
-      AppendEntriesJson(c.list_before, zone, out);
+      AppendListJson(c.list_before, zone, out);
       out->push_back(',');
-      AppendEntriesJson(c.list_after, zone, out);
+      AppendListJson(c.list_after, zone, out);
     } else {
       AppendValueJson(c.before, zone, out);
       out->push_back(',');
@@ -62,15 +62,14 @@ std::vector<FieldChange> DiffRecords(const Record& before, const Record& after) 
       ++b;
     }
   }
-  static const Entries kEmpty;
   auto lb = before.lists.begin();
   auto la = after.lists.begin();
   while (lb != before.lists.end() || la != after.lists.end()) {
     if (la == after.lists.end() || (lb != before.lists.end() && lb->first < la->first)) {
-      if (!lb->second.empty()) out.push_back({lb->first, true, {}, {}, lb->second, kEmpty});
+      if (!lb->second.empty()) out.push_back({lb->first, true, {}, {}, lb->second, {}});
       ++lb;
     } else if (lb == before.lists.end() || la->first < lb->first) {
-      if (!la->second.empty()) out.push_back({la->first, true, {}, {}, kEmpty, la->second});
+      if (!la->second.empty()) out.push_back({la->first, true, {}, {}, {}, la->second});
       ++la;
     } else {
       if (la->second != lb->second) {

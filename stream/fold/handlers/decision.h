@@ -31,8 +31,10 @@ struct FieldChange {
   bool is_list = false;
   Value before;
   Value after;
-  Entries list_before;
-  Entries list_after;
+  // Shared with the records compared (SharedEntries, state/flight.h): no
+  // copy, and their kept renderings serve the change's JSON too.
+  SharedEntries list_before;
+  SharedEntries list_after;
   bool operator==(const FieldChange&) const = default;
 };
 
