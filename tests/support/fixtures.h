@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace msgx::testing {
@@ -59,11 +60,17 @@ std::vector<ConsumedMessage> ConsumeTopic(const std::string& bootstrap, const st
 // the partition's watermarks at the end). librdkafka's mock cluster keeps
 // only the last ~5 MB of a partition, so a long stream must be read while it
 // is written. `ready` (may be null) turns true once the consumer has reached
-// the partition's end: start the producer after that.
+// the partition's end, at the high watermark the broker reports then: start
+// the producer after that.
 std::vector<ConsumedMessage> ConsumeTopicUntil(const std::string& bootstrap,
                                                const std::string& topic, size_t want,
                                                std::chrono::milliseconds wait,
                                                const std::function<bool()>& stop,
                                                std::atomic<bool>* ready);
+
+// Partition 0's low and high watermarks as the broker reports them (-1 when
+// the query fails): what a failed read-back check prints.
+std::pair<std::int64_t, std::int64_t> QueryWatermarks(const std::string& bootstrap,
+                                                      const std::string& topic);
 
 }  // namespace msgx::testing

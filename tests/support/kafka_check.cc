@@ -75,8 +75,10 @@ KafkaTailCheck CheckKafkaTail(const std::string& bootstrap, const std::string& t
       bootstrap, topic, SIZE_MAX, std::chrono::seconds(30), [&] { return at_end.load(); }, &at_end);
   res.read = got.size();
   if (got.empty()) {
+    const auto [low, high] = QueryWatermarks(bootstrap, topic);
     problem("nothing read back from " + topic + " (" + std::to_string(sent.size()) +
-            " SENT events of " + target + ")");
+            " SENT events of " + target + "; the broker's watermarks now: low " +
+            std::to_string(low) + ", high " + std::to_string(high) + ")");
     return res;
   }
   std::set<std::int64_t> read;
