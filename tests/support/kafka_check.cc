@@ -1,7 +1,11 @@
 #include "tests/support/kafka_check.h"
 
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <pqxx/pqxx>
@@ -33,6 +37,22 @@ std::vector<std::pair<std::int64_t, std::int64_t>> ReconciledRanges(const std::s
     }
   }
   return out;
+}
+
+// With MSGX_TEST_KEEP_LOG=<dir>, a failed check copies msgx.log to
+// <dir>/<topic>-<pid>.log and says so among its problems: the log of a rare
+// failure outlives the test's temporary directory
+// (docs/crash-safety.md#the-mock-clusters-duplicates).
+void KeepLogOnFailure(const std::string& topic, const std::string& msgx_log, KafkaTailCheck* res) {
+  const char* dir = std::getenv("MSGX_TEST_KEEP_LOG");
+  if (res->problems.empty() || dir == nullptr || *dir == '\0' || msgx_log.empty()) return;
+  const std::filesystem::path to =
+      std::filesystem::path(dir) / (topic + "-" + std::to_string(::getpid()) + ".log");
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  std::filesystem::copy_file(msgx_log, to, std::filesystem::copy_options::overwrite_existing, ec);
+  res->problems.push_back(ec ? "msgx.log not kept: " + ec.message()
+                             : "msgx.log kept as " + to.string());
 }
 
 }  // namespace
@@ -202,6 +222,7 @@ KafkaTailCheck CheckKafkaTail(const std::string& bootstrap, const std::string& t
           "acknowledged without an offset");
     }
   }
+  KeepLogOnFailure(topic, msgx_log, &res);
   return res;
 }
 
