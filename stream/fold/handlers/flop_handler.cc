@@ -133,17 +133,18 @@ Applied ApplyList(const std::string& styp, const sis::ListPayload& p, Record* r)
         return Reject(std::move(why));
       }
       if (it == r->lists.end()) return Reject("no stand entry " + code.value);
-      Fields* target = nullptr;
-      for (Fields& s : it->second.Mutable()) {
-        if (KeyOf(s, "PSST") == code.value) {
-          target = &s;
-          break;
-        }
-      }
-      if (!target) return Reject("no stand entry " + code.value);
+      // Found in the shared list first: it is copied (Mutable) only to be
+      // patched, not for a stand it does not hold.
+      const Entries& stands = it->second.get();
+      const auto found = std::find_if(stands.begin(), stands.end(), [&](const Fields& s) {
+        return KeyOf(s, "PSST") == code.value;
+      });
+      if (found == stands.end()) return Reject("no stand entry " + code.value);
+      const auto at = static_cast<std::size_t>(found - stands.begin());
+      Fields& target = it->second.Mutable()[at];
       Fields patch = EntryFields(e.element);
       patch.erase(code_name);
-      for (auto& [n, v] : patch) (*target)[n] = v;
+      for (auto& [n, v] : patch) target[n] = v;
     }
     return {};
   }
