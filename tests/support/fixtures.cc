@@ -15,6 +15,21 @@
 #include "tests/support/servers.h"
 
 namespace msgx::testing {
+namespace {
+
+// Partition 0's watermarks through the handle `c`; -1, -1 when the broker
+// does not answer.
+std::pair<std::int64_t, std::int64_t> Watermarks(rd_kafka_t* c, const std::string& topic) {
+  int64_t low = -1;
+  int64_t high = -1;
+  if (rd_kafka_query_watermark_offsets(c, topic.c_str(), 0, &low, &high, 5000) !=
+      RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return {-1, -1};
+  }
+  return {low, high};
+}
+
+}  // namespace
 
 std::string CreateMigratedDatabase(PgServer* pg, const std::string& name) {
   pg->CreateDatabase(name);
@@ -143,19 +158,13 @@ std::vector<ConsumedMessage> ConsumeTopicUntil(const std::string& bootstrap,
       // machine librdkafka has reported an end before the first fetch of a
       // partition that held messages (docs/crash-safety.md, "Run 18"), and
       // the tail check then read nothing.
-      int64_t low = -1;
-      int64_t high = -1;
-      if (rd_kafka_query_watermark_offsets(c, topic.c_str(), 0, &low, &high, 5000) ==
-              RD_KAFKA_RESP_ERR_NO_ERROR &&
-          m->offset >= high) {
-        *ready = true;
-      }
+      const std::int64_t high = Watermarks(c, topic).second;
+      if (high >= 0 && m->offset >= high) *ready = true;
     }
     rd_kafka_message_destroy(m);
   }
   if (std::getenv("MSGX_TEST_KAFKA_DEBUG")) {
-    int64_t low = -1, high = -1;
-    rd_kafka_query_watermark_offsets(c, topic.c_str(), 0, &low, &high, 5000);
+    const auto [low, high] = Watermarks(c, topic);
     std::printf("topic %s: low %lld high %lld, read %zu\n", topic.c_str(),
                 static_cast<long long>(low), static_cast<long long>(high), out.size());
   }
@@ -171,14 +180,9 @@ std::pair<std::int64_t, std::int64_t> QueryWatermarks(const std::string& bootstr
   rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), err, sizeof(err));
   rd_kafka_t* c = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err));
   if (c == nullptr) return {-1, -1};
-  int64_t low = -1;
-  int64_t high = -1;
-  if (rd_kafka_query_watermark_offsets(c, topic.c_str(), 0, &low, &high, 5000) !=
-      RD_KAFKA_RESP_ERR_NO_ERROR) {
-    low = high = -1;
-  }
+  const auto marks = Watermarks(c, topic);
   rd_kafka_destroy(c);
-  return {low, high};
+  return marks;
 }
 
 }  // namespace msgx::testing
