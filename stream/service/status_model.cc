@@ -178,7 +178,7 @@ void ReadMirror(const Config& c, const std::string& uuid, std::int64_t applied, 
 
 // The outbox figures of each target, from the indexes a dispatcher uses:
 // the target's partial PENDING index (V6) from its delivered position up,
-// the replayed events below it (V8), and msg_event_target_state_idx for
+// the replayed events below it (V8), and msg_event_dead_idx (V9) for
 // DEAD (stream/pg/outbox_delivery.h); and the delivered position itself. The target is a literal,
 // not a parameter, so the planner can use the partial index. Delivered events are not counted: they
 // are the events of the whole retention
