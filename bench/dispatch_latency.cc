@@ -63,6 +63,9 @@ struct Options {
   int warmup = 100;
   int batch = 500;  // rows per INSERT at saturation
   int timeout_s = 60;
+  // The zone of the mailbox's cminmsgs_date_received (a TIMESTAMP: local
+  // wall-clock time), as msgx reads it (docs/capture.md#mailbox-time).
+  std::string time_zone = "Asia/Shanghai";
   bool dry_run = false;  // print the first generated messages and stop
 };
 
@@ -287,14 +290,14 @@ std::vector<Inserted> InsertAll(const Options& o, const std::vector<std::string>
   const std::string head =
       "INSERT INTO cminmsgs (cminmsgs_clob_msg, cminmsgs_date_received, cminmsgs_status) VALUES ";
   if (o.rate > 0) {
-    c.prepare("ins", head + "($1, now(), 'VALID') RETURNING cminmsgs_id");
+    c.prepare("ins", head + "($1, now() AT TIME ZONE $2, 'VALID') RETURNING cminmsgs_id");
     const auto start = Clock::now();
     const auto period = std::chrono::duration<double>(1.0 / o.rate);
     for (std::size_t i = 0; i < msgs.size(); ++i) {
       std::this_thread::sleep_until(
           start + std::chrono::duration_cast<Clock::duration>(period * static_cast<double>(i)));
       pqxx::work tx(c);
-      const std::int64_t id = tx.exec_prepared1("ins", msgs[i])[0].as<std::int64_t>();
+      const std::int64_t id = tx.exec_prepared1("ins", msgs[i], o.time_zone)[0].as<std::int64_t>();
       tx.commit();
       out.push_back({id, Clock::now(), static_cast<int>(i)});
     }
@@ -304,9 +307,10 @@ std::vector<Inserted> InsertAll(const Options& o, const std::vector<std::string>
     const std::size_t e = std::min(msgs.size(), b + static_cast<std::size_t>(o.batch));
     pqxx::work tx(c);
     std::string sql = head;
+    const std::string received = "now() AT TIME ZONE " + tx.quote(o.time_zone);
     for (std::size_t i = b; i < e; ++i) {
       if (i > b) sql += ',';
-      sql += "(" + tx.quote(msgs[i]) + ", now(), 'VALID')";
+      sql += "(" + tx.quote(msgs[i]) + ", " + received + ", 'VALID')";
     }
     // One statement: ids follow the VALUES order (serial, single session).
     pqxx::result r = tx.exec(sql + " RETURNING cminmsgs_id");
@@ -450,6 +454,9 @@ int Main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   app.add_option("--timeout", o.timeout_s, "seconds to wait after the last insert")
+      ->capture_default_str();
+  app.add_option("--time-zone", o.time_zone,
+                 "zone of the mailbox's date_received (mailbox.time-zone, else airport.timezone)")
       ->capture_default_str();
   app.add_flag("--dry-run", o.dry_run, "print the first generated messages, insert nothing");
   CLI11_PARSE(app, argc, argv);

@@ -22,6 +22,9 @@ BUILD=$PWD/${MSGX_BUILD_DIR:-build}
 MSGX=$BUILD/app/msgx
 TOOL=$BUILD/bench/msgx_latency_bench
 POLL=${MSGX_PIPELINE_POLL_INTERVAL:-50ms}
+# The zone msgx reads the mailbox's date_received in (mailbox.time-zone, else
+# airport.timezone, whose default is Asia/Shanghai): the tool writes it so.
+ZONE=${MSGX_MAILBOX_TIME_ZONE:-${MSGX_AIRPORT_TIMEZONE:-Asia/Shanghai}}
 export MSGX_DEV_DIR=${MSGX_DEV_DIR:-/var/tmp/msgx-latency}
 WORK=$MSGX_DEV_DIR/bench
 MSGX_PID=
@@ -87,7 +90,7 @@ run_tool() {  # label, then tool arguments
   echo "== $label"
   local rc=0 before
   before=$(psql_box "SELECT coalesce(max(cminmsgs_id), 0) FROM cminmsgs")
-  "$TOOL" --postgres-url "$MSGX_POSTGRES_URL" "$@" || rc=$?
+  "$TOOL" --postgres-url "$MSGX_POSTGRES_URL" --time-zone "$ZONE" "$@" || rc=$?
   ((rc <= 1)) || exit "$rc"
   wait_settled
   stages "$before"
