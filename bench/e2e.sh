@@ -7,9 +7,12 @@
 #   baseline  pipeline.batch-max 1: one fold batch, one synced RocksDB write,
 #             one PostgreSQL transaction and one Redis call per message, the
 #             way the systems msgx replaces worked.
-# Kafka dispatch is off here (measured by bench/dispatch_latency.sh).
+# Kafka dispatch is off here (measured by bench/dispatch_latency.sh), unless
+# KAFKA=1: then the dev Kafka mock stays configured, and a run ends only when
+# every event is also acknowledged by Kafka (each target's outbox is
+# delivered to its end): the backlog drain, mailbox to Kafka.
 #
-# Usage: [STREAM=mixed|changes] bash bench/e2e.sh [ROWS] [BASELINE_ROWS]
+# Usage: [STREAM=mixed|changes] [KAFKA=1] bash bench/e2e.sh [ROWS] [BASELINE_ROWS]
 #        (defaults 100000 and 5000)
 # Needs a built msgx (scripts/build.sh) and starts its own dev services in
 # MSGX_DEV_DIR (default /var/tmp/msgx-bench), stopped and purged at the end.
@@ -33,10 +36,25 @@ WORK=$MSGX_DEV_DIR/bench
 trap '"$MSGX" dev down --purge >/dev/null 2>&1 || true' EXIT
 eval "$("$MSGX" dev env)"
 "$MSGX" migrate >/dev/null
-unset MSGX_KAFKA_BOOTSTRAP_SERVERS
+[[ ${KAFKA:-0} == 1 ]] || unset MSGX_KAFKA_BOOTSTRAP_SERVERS
 mkdir -p "$WORK"
 psql_own() { psql "$MSGX_POSTGRES_URL" -XAtq -c "$1"; }
 psql_box() { psql "$MSGX_MAILBOX_URL" -XAtq -c "$1"; }
+# Events not yet acknowledged by Kafka (KAFKA=1), through each target's
+# partial PENDING index from its delivered position up
+# (docs/schema.md#indexes-of-the-outbox); 0 without Kafka.
+undelivered() {
+  [[ ${KAFKA:-0} == 1 ]] || { echo 0; return; }
+  psql_own "SELECT sum(n) FROM (SELECT (SELECT count(*) FROM msg_event WHERE target = 'KAFKA:msg'
+      AND state = 'PENDING' AND event_id > (SELECT coalesce(max(last_event_id), 0)
+      FROM outbox_delivery WHERE target = 'KAFKA:msg')) AS n
+    UNION ALL SELECT (SELECT count(*) FROM msg_event WHERE target = 'KAFKA:schd'
+      AND state = 'PENDING' AND event_id > (SELECT coalesce(max(last_event_id), 0)
+      FROM outbox_delivery WHERE target = 'KAFKA:schd'))
+    UNION ALL SELECT (SELECT count(*) FROM msg_event WHERE target = 'KAFKA:ref'
+      AND state = 'PENDING' AND event_id > (SELECT coalesce(max(last_event_id), 0)
+      FROM outbox_delivery WHERE target = 'KAFKA:ref'))) u"
+}
 
 # One input for both modes: the corpus, then generated FLOP/AIRL/COUL/STTS
 # rows with fresh SEQNs, kept in a table and copied in per run.
@@ -77,7 +95,7 @@ run_mode() {  # name batch_max rows
     IFS='|' read -r done_rows applied < <(psql_own "SELECT (SELECT count(*) FROM proc_state),
       (SELECT coalesce(max(applied_offset), -1) FROM pipeline)")
     mirror=$(redis-cli -u "$MSGX_REDIS_URL" HGET msgx:mirror offset)
-    if [[ $done_rows == "$total" && $mirror == "$applied" ]]; then break; fi
+    if [[ $done_rows == "$total" && $mirror == "$applied" && $(undelivered) == 0 ]]; then break; fi
     sleep 0.2
   done
   end=$(date +%s.%N)

@@ -207,6 +207,30 @@ TEST_F(MigrateTest, TheWritePathCarriesOnlyTheIndexesThatAreRead) {
             std::string::npos);
 }
 
+// V10 (docs/schema.md#payload-compression): the JSON payloads are
+// compressed with LZ4 (Debian's PostgreSQL is built with it), so a payload
+// past the row's compression threshold is stored LZ4-compressed and reads
+// back whole.
+TEST_F(MigrateTest, PayloadsAreCompressedWithLz4) {
+  std::string url = FreshDb();
+  Result<MigrationReport> r = Migrator(kSourceMigrations).Migrate(url);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(pg_->Psql(db_,
+                      "SELECT string_agg(attrelid::regclass || ':' || attcompression::text, ',' "
+                      "ORDER BY attrelid::regclass::text) FROM pg_attribute "
+                      "WHERE attname = 'payload_json' AND attrelid::regclass::text IN "
+                      "('msg_event', 'ref_master', 'flight_hst')"),
+            "flight_hst:l,msg_event:l,ref_master:l\n");
+  const std::string payload = "'{\"flight\":\"' || repeat('CA1234 ', 1000) || '\"}'";
+  pg_->Psql(db_,
+            "INSERT INTO msg_event (event_key, target, event_type, state_version, payload_json, "
+            "created_at) VALUES ('k', 'KAFKA:msg', 'UPSERT', 1, " +
+                payload + ", now())");
+  EXPECT_EQ(pg_->Psql(db_, "SELECT pg_column_compression(payload_json), payload_json = " + payload +
+                               " FROM msg_event"),
+            "lz4|t\n");
+}
+
 TEST_F(MigrateTest, ConcurrentRunsApplyOnce) {
   std::string url = FreshDb();
   Result<MigrationReport> a = Status::Internal("not run");
