@@ -32,6 +32,13 @@ namespace {
 // VALUES order, which is the log order.
 constexpr size_t kMaxRowsPerStatement = 2000;
 constexpr size_t kMaxStatementBytes = 8u << 20;
+// The event insert sorts its rows by position (ORDER BY ord) with their
+// payloads: up to kMaxStatementBytes and the rows' overhead. PostgreSQL's
+// default work_mem (4 MB) sent most of those sorts to temporary files
+// (165 MB of them in a drain of 100,000 messages,
+// docs/performance.md#the-event-insert-sorts-in-memory); the applier's
+// transaction raises it for itself, so one sort holds a whole statement.
+constexpr const char* kEventSortMemory = "SET LOCAL work_mem = '32MB'";
 
 // Carries a Status out of PgSession::Run's function: throwing rolls the
 // transaction back, and Step() returns the Status it recorded.
@@ -200,6 +207,8 @@ void WriteEvents(pqxx::dbtransaction& tx, const std::vector<EventRow>& rows, std
       "ra FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], "
       "$7::timestamptz[], $8::bigint[], $9::timestamptz[]) WITH ORDINALITY AS u (k, t, pk, et, "
       "sv, p, ca, sm, ra, ord) ORDER BY ord ON CONFLICT (event_key) DO NOTHING";
+  if (rows.empty()) return;
+  tx.exec0(kEventSortMemory);
   std::array<ArrayColumn, 9> c;
   size_t n = 0;
   auto flush = [&] {
