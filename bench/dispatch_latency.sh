@@ -22,9 +22,6 @@ BUILD=$PWD/${MSGX_BUILD_DIR:-build}
 MSGX=$BUILD/app/msgx
 TOOL=$BUILD/bench/msgx_latency_bench
 POLL=${MSGX_PIPELINE_POLL_INTERVAL:-50ms}
-# The zone msgx reads the mailbox's date_received in (mailbox.time-zone, else
-# airport.timezone, whose default is Asia/Shanghai): the tool writes it so.
-ZONE=${MSGX_MAILBOX_TIME_ZONE:-${MSGX_AIRPORT_TIMEZONE:-Asia/Shanghai}}
 export MSGX_DEV_DIR=${MSGX_DEV_DIR:-/var/tmp/msgx-latency}
 WORK=$MSGX_DEV_DIR/bench
 MSGX_PID=
@@ -38,6 +35,11 @@ cleanup() {
 "$MSGX" dev up >/dev/null
 trap cleanup EXIT
 eval "$("$MSGX" dev env)"
+# The zone msgx reads the mailbox's date_received in, from msgx's own
+# effective configuration (mailbox.time-zone, else airport.timezone): the
+# tool writes the column in it.
+ZONE=$("$MSGX" config | awk -F': ' '$1 == "mailbox.time-zone" { m = $2 }
+  $1 == "airport.timezone" { a = $2 } END { print (m != "" ? m : a) }')
 "$MSGX" migrate >/dev/null
 "$MSGX" dev load >/dev/null
 rm -rf "$WORK" && mkdir -p "$WORK"
