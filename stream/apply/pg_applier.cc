@@ -17,6 +17,7 @@
 #include "codecs/identity_key.h"
 #include "state/digest.h"
 #include "state/outcome.h"
+#include "stream/pg/binary_array.h"
 #include "stream/pg/pg_leadership.h"
 #include "stream/pg/prepared.h"
 
@@ -24,12 +25,12 @@ namespace msgx {
 namespace {
 
 // SQL strategy: proc_state and msg_event, the big ones, are inserted from
-// unnest() over one array-literal parameter per column; the small tables get
-// multi-row VALUES statements built with tx.quote() (libpqxx 6.4 has no
-// array binding). One statement per table for any ordinary batch. Very large batches are cut into
-// chunks of at most kMaxRowsPerStatement rows or about kMaxStatementBytes of text; every statement
-// is idempotent per row, so chunking changes nothing but size. msg_event's BIGSERIAL follows the
-// VALUES order, which is the log order.
+// unnest() over one binary array parameter per column (stream/pg/binary_array.h);
+// the small tables get multi-row VALUES statements built with tx.quote()
+// (libpqxx 6.4 has no array binding). One statement per table for any ordinary batch. Very large
+// batches are cut into chunks of at most kMaxRowsPerStatement rows or about kMaxStatementBytes of
+// text; every statement is idempotent per row, so chunking changes nothing but size. msg_event's
+// BIGSERIAL follows the VALUES order, which is the log order.
 constexpr size_t kMaxRowsPerStatement = 2000;
 constexpr size_t kMaxStatementBytes = 8u << 20;
 // The event insert sorts its rows by position (ORDER BY ord) with their
@@ -84,69 +85,39 @@ std::vector<const Row*> All(const std::vector<Row>& rows) {
   return out;
 }
 
-// One column of an unnest() insert: a PostgreSQL array literal, built as
-// text and sent as one parameter. Elements are double-quoted with `"` and
-// `\` escaped; nullopt is NULL. For the two big tables this parses in about
-// two thirds of the time of the same rows as VALUES lists (docs/performance.md).
-class ArrayColumn {
- public:
-  void Add(std::string_view v) {
-    Sep();
-    text_ += '"';
-    for (char c : v) {
-      if (c == '"' || c == '\\') text_ += '\\';
-      text_ += c;
-    }
-    text_ += '"';
+// Columns of an unnest() insert are arrays in PostgreSQL's binary format,
+// one parameter each (stream/pg/binary_array.h). The fold's "none" (an
+// empty text, a zero id or time) is NULL.
+void AddTextOrNull(PgBinaryArray& c, std::string_view v) {
+  if (v.empty()) {
+    c.AddNull();
+  } else {
+    c.AddText(v);
   }
-  void AddOrNull(std::string_view v) {
-    if (v.empty()) {
-      AddNull();
-    } else {
-      Add(v);
-    }
+}
+void AddInt8OrNull(PgBinaryArray& c, std::int64_t v) {
+  if (v == 0) {
+    c.AddNull();
+  } else {
+    c.AddInt8(v);
   }
-  void AddInt(std::int64_t v) {
-    Sep();
-    text_ += std::to_string(v);
+}
+void AddTimeOrNull(PgBinaryArray& c, MicrosSinceEpoch micros) {
+  if (micros == 0) {
+    c.AddNull();
+  } else {
+    c.AddTimestampTz(micros);
   }
-  void AddIntOrNull(std::int64_t v) {
-    if (v == 0) {
-      AddNull();
-    } else {
-      AddInt(v);
-    }
-  }
-  void AddTime(MicrosSinceEpoch micros) { Add(PgTimestamp(micros)); }
-  void AddTimeOrNull(MicrosSinceEpoch micros) {
-    if (micros == 0) {
-      AddNull();
-    } else {
-      AddTime(micros);
-    }
-  }
-  void AddNull() {
-    Sep();
-    text_ += "NULL";
-  }
-  std::string Take() {
-    std::string out = "{" + text_ + "}";
-    text_.clear();
-    return out;
-  }
-  size_t Bytes() const { return text_.size(); }
+}
 
- private:
-  void Sep() {
-    if (!text_.empty()) text_ += ',';
-  }
-  std::string text_;
-};
-
-// Executes `sql` with the N columns as $1..$N and empties them.
+// Executes `sql` with the N columns as $1..$N, binary, and empties them.
 template <std::size_t N>
-void ExecColumns(pqxx::dbtransaction& tx, const std::string& sql, std::array<ArrayColumn, N>& c) {
-  [&]<std::size_t... I>(std::index_sequence<I...>) { ExecPrepared(tx, sql, c[I].Take()...); }
+pqxx::result ExecColumns(pqxx::dbtransaction& tx, const std::string& sql,
+                         std::array<PgBinaryArray, N>& c) {
+  return [&]<std::size_t... I>(std::index_sequence<I...>) {
+    const std::array<std::string, N> bytes{c[I].Take()...};
+    return ExecPrepared(tx, sql, pqxx::binarystring(bytes[I].data(), bytes[I].size())...);
+  }
   (std::make_index_sequence<N>{});
 }
 
@@ -168,7 +139,13 @@ void WriteOutcomes(pqxx::dbtransaction& tx, const std::vector<OutcomeRow>& rows,
       "backfill_next_at = COALESCE(p.backfill_next_at, EXCLUDED.backfill_next_at) "
       "WHERE p.log_offset < EXCLUDED.log_offset "
       "OR (p.log_offset IS NULL AND p.state <> 'ARCHIVED')";
-  std::array<ArrayColumn, 12> c;
+  using T = PgElementType;
+  std::array<PgBinaryArray, 12> c{PgBinaryArray(T::kInt8),        PgBinaryArray(T::kText),
+                                  PgBinaryArray(T::kText),        PgBinaryArray(T::kInt4),
+                                  PgBinaryArray(T::kText),        PgBinaryArray(T::kText),
+                                  PgBinaryArray(T::kText),        PgBinaryArray(T::kTimestampTz),
+                                  PgBinaryArray(T::kTimestampTz), PgBinaryArray(T::kTimestampTz),
+                                  PgBinaryArray(T::kInt8),        PgBinaryArray(T::kTimestampTz)};
   size_t n = 0;
   auto flush = [&] {
     if (n > 0) ExecColumns(tx, kSql, c);
@@ -177,18 +154,18 @@ void WriteOutcomes(pqxx::dbtransaction& tx, const std::vector<OutcomeRow>& rows,
   for (size_t i = 0; i < rows.size(); ++i) {
     const OutcomeRow& r = rows[i];
     const Outcome& o = r.outcome;
-    c[0].AddInt(o.mailbox_id);
-    c[1].Add(OutcomeStateName(o.state));
-    c[2].AddOrNull(o.identity_key);
-    c[3].AddInt(o.attempts);
-    c[4].AddOrNull(o.error_class);
-    c[5].AddOrNull(o.last_error);
-    c[6].AddOrNull(o.prev_error);
-    c[7].AddTime(o.decided_micros);
-    c[8].AddTimeOrNull(r.received_micros);
-    c[9].AddTimeOrNull(r.enqueued_micros);
-    c[10].AddInt(o.log_offset);
-    c[11].AddTime(backfill_next[i]);
+    c[0].AddInt8(o.mailbox_id);
+    c[1].AddText(OutcomeStateName(o.state));
+    AddTextOrNull(c[2], o.identity_key);
+    c[3].AddInt4(o.attempts);
+    AddTextOrNull(c[4], o.error_class);
+    AddTextOrNull(c[5], o.last_error);
+    AddTextOrNull(c[6], o.prev_error);
+    c[7].AddTimestampTz(o.decided_micros);
+    AddTimeOrNull(c[8], r.received_micros);
+    AddTimeOrNull(c[9], r.enqueued_micros);
+    c[10].AddInt8(o.log_offset);
+    c[11].AddTimestampTz(backfill_next[i]);
     if (++n >= kMaxRowsPerStatement || c[5].Bytes() + c[6].Bytes() >= kMaxStatementBytes) flush();
   }
   flush();
@@ -209,7 +186,11 @@ void WriteEvents(pqxx::dbtransaction& tx, const std::vector<EventRow>& rows, std
       "sv, p, ca, sm, ra, ord) ORDER BY ord ON CONFLICT (event_key) DO NOTHING";
   if (rows.empty()) return;
   tx.exec0(kEventSortMemory);
-  std::array<ArrayColumn, 9> c;
+  using T = PgElementType;
+  std::array<PgBinaryArray, 9> c{
+      PgBinaryArray(T::kText),        PgBinaryArray(T::kText), PgBinaryArray(T::kText),
+      PgBinaryArray(T::kText),        PgBinaryArray(T::kInt8), PgBinaryArray(T::kText),
+      PgBinaryArray(T::kTimestampTz), PgBinaryArray(T::kInt8), PgBinaryArray(T::kTimestampTz)};
   size_t n = 0;
   auto flush = [&] {
     if (n > 0) ExecColumns(tx, kSql, c);
@@ -217,16 +198,16 @@ void WriteEvents(pqxx::dbtransaction& tx, const std::vector<EventRow>& rows, std
   };
   for (const EventRow& e : rows) {
     if (e.state_version <= applied) continue;
-    c[0].Add(e.event_key);
-    c[1].Add(e.target);
-    c[2].AddOrNull(e.partition_key);
-    c[3].Add(e.event_type);
-    c[4].AddInt(e.state_version);
-    c[5].Add(e.payload_json);
-    c[6].AddTime(e.created_micros);
-    c[7].AddIntOrNull(e.source_msg_id);
+    c[0].AddText(e.event_key);
+    c[1].AddText(e.target);
+    AddTextOrNull(c[2], e.partition_key);
+    c[3].AddText(e.event_type);
+    c[4].AddInt8(e.state_version);
+    c[5].AddText(e.payload_json);
+    c[6].AddTimestampTz(e.created_micros);
+    AddInt8OrNull(c[7], e.source_msg_id);
     const auto source = received.find(e.source_msg_id);
-    c[8].AddTimeOrNull(source == received.end() ? 0 : source->second);
+    AddTimeOrNull(c[8], source == received.end() ? 0 : source->second);
     if (++n >= kMaxRowsPerStatement || c[5].Bytes() >= kMaxStatementBytes) flush();
   }
   flush();
@@ -292,19 +273,20 @@ void WriteHistory(pqxx::dbtransaction& tx, const std::vector<HistoryRow>& rows) 
 Status WriteFoldBatches(pqxx::dbtransaction& tx, const std::vector<PendingBatch>& batches) {
   static const std::string kInsert =
       "INSERT INTO fold_batch (last_offset, first_offset, fold_version, digest) "
-      "SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::int[], $4::text[]) "
+      "SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[]) "
       "ON CONFLICT (last_offset) DO NOTHING RETURNING last_offset";
   std::map<std::int64_t, std::string> want;  // last_offset -> digest (hex)
-  std::array<ArrayColumn, 4> c;
+  using T = PgElementType;
+  std::array<PgBinaryArray, 4> c{PgBinaryArray(T::kInt8), PgBinaryArray(T::kInt8),
+                                 PgBinaryArray(T::kInt8), PgBinaryArray(T::kText)};
   for (const PendingBatch& b : batches) {
     if (!want.emplace(b.last_offset, ToHex(b.digest)).second) continue;
-    c[0].AddInt(b.last_offset);
-    c[1].AddInt(b.first_offset);
-    c[2].AddInt(b.fold_version);
-    c[3].Add(want[b.last_offset]);
+    c[0].AddInt8(b.last_offset);
+    c[1].AddInt8(b.first_offset);
+    c[2].AddInt8(b.fold_version);
+    c[3].AddText(want[b.last_offset]);
   }
-  const pqxx::result inserted =
-      ExecPrepared(tx, kInsert, c[0].Take(), c[1].Take(), c[2].Take(), c[3].Take());
+  const pqxx::result inserted = ExecColumns(tx, kInsert, c);
   if (inserted.size() == want.size()) return Status::Ok();
   // The batches PostgreSQL held already: compare their digests.
   std::set<std::int64_t> added;
