@@ -12,8 +12,12 @@
 # every event is also acknowledged by Kafka (each target's outbox is
 # delivered to its end): the backlog drain, mailbox to Kafka.
 #
-# Usage: [STREAM=mixed|changes] [KAFKA=1] bash bench/e2e.sh [ROWS] [BASELINE_ROWS]
+# Usage: [STREAM=mixed|changes] [KAFKA=1] [PERF_DATA=FILE] bash bench/e2e.sh [ROWS] [BASELINE_ROWS]
 #        (defaults 100000 and 5000)
+# PERF_DATA=FILE: the batched run is sampled machine-wide by `perf record
+# -a -g` from msgx's start to the end of its drain (every process: msgx's
+# threads and PostgreSQL's backends among them), into FILE; read it with
+# `perf report -i FILE --sort comm,dso,sym`.
 # Needs a built msgx (scripts/build.sh) and starts its own dev services in
 # MSGX_DEV_DIR (default /var/tmp/msgx-bench), stopped and purged at the end.
 set -euo pipefail
@@ -89,7 +93,11 @@ run_mode() {  # name batch_max rows
   start=$(date +%s.%N)
   MSGX_STATE_DIR=$WORK/state MSGX_PIPELINE_BATCH_MAX=$batch MSGX_PIPELINE_POLL_INTERVAL=50ms \
     MSGX_LOG_LEVEL=warn MSGX_HTTP_LISTEN=127.0.0.1:0 "$MSGX" run 2>"$WORK/$name.log" &
-  local pid=$!
+  local pid=$! perf_pid=""
+  if [[ -n ${PERF_DATA:-} && $name == batched ]]; then
+    perf record -a -g -F 499 -o "$PERF_DATA" 2>"$WORK/perf.log" &
+    perf_pid=$!
+  fi
   # One psql and one redis-cli every 0.2 s: the poller shares the 2 cores,
   # so each poll reads a few index entries, not the tables: the outcomes are
   # counted only once the last row's is there (capture appends in mailbox
@@ -104,6 +112,7 @@ run_mode() {  # name batch_max rows
     sleep 0.2
   done
   end=$(date +%s.%N)
+  if [[ -n $perf_pid ]]; then kill -INT "$perf_pid"; wait "$perf_pid" || true; fi
   kill -TERM $pid
   wait $pid || true
   local events
