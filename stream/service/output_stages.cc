@@ -16,6 +16,7 @@
 #include "stream/dispatch/kafka_publisher.h"
 #include "stream/mirror/mirror_worker.h"
 #include "stream/pg/pg_session.h"
+#include "stream/service/count_cadence.h"
 
 namespace msgx {
 namespace {
@@ -23,6 +24,8 @@ namespace {
 constexpr const char* kTargets[] = {"KAFKA:msg", "KAFKA:schd", "KAFKA:ref"};
 constexpr std::int64_t kPruneEveryMicros = 60'000'000;
 constexpr std::int64_t kCountEveryMicros = 1'000'000;
+// A dispatcher's outbox count takes at most about 1/50 of its time.
+constexpr std::int64_t kCountCostRatio = 50;
 // The drain (StageRunner::BeginDrain): the fold (order 0) first, then the
 // mirror and the applier, which write what it folded, then the
 // dispatchers, which send what the applier put in the outbox once the
@@ -253,14 +256,16 @@ class DispatchStage final : public Stage {
   }
 
  private:
-  // The target's PENDING and DEAD rows, at most once per kCountEveryMicros
-  // (a failed count keeps the last figures: the step reports the outage).
+  // The target's PENDING and DEAD rows when the cadence says so
+  // (stream/service/count_cadence.h): at most once a second, less often
+  // when a count takes long (a backlog). A failed count keeps the last
+  // figures: the step reports the outage.
   void Count() {
-    const std::int64_t now = clock_->MonotonicMicros();
-    if (last_count_ >= 0 && now - last_count_ < kCountEveryMicros) return;
+    const std::int64_t started = clock_->MonotonicMicros();
+    if (!count_cadence_.Due(started)) return;
     auto c = dispatcher_.CountOutbox();
+    count_cadence_.Counted(started, clock_->MonotonicMicros());
     if (!c.ok()) return;
-    last_count_ = now;
     pending_ = c->pending;
     pending_gauge_->Set(static_cast<double>(c->pending));
     dead_gauge_->Set(static_cast<double>(c->dead));
@@ -283,7 +288,7 @@ class DispatchStage final : public Stage {
   LeadershipKeeper* leader_;
   Gauge* pending_gauge_;
   Gauge* dead_gauge_;
-  std::int64_t last_count_ = -1;  // monotonic micros of the last count
+  CountCadence count_cadence_{kCountEveryMicros, kCountCostRatio};
   std::atomic<std::int64_t> sent_{0};
   std::atomic<std::int64_t> dead_{0};
   std::atomic<std::int64_t> pending_{-1};  // -1: not counted yet
