@@ -183,11 +183,13 @@ Status Dispatcher::MarkDelivered(const std::vector<Event>& events) {
   const std::int64_t marked = *recorded;
   reconciled_total_ += marked;
   reconciled_counter_->Add(marked);
-  // The event_id range is read by the crash tests' Kafka check
-  // (tests/support/kafka_check.h).
+  // A warning: the outbox took Kafka's word for these events, which an
+  // operator should be able to find after a crash. The crash tests' Kafka
+  // check (tests/support/kafka_check.h) reads the event_id range from msgx
+  // runs logging at warn (docs/crash-safety.md#the-mock-clusters-duplicates).
   const auto [lo, hi] = std::minmax_element(ids.begin(), ids.end());
   Logger("dispatch")
-      ->info(
+      ->warn(
           "{}: {} events already in Kafka (delivered up to {}) marked SENT without a send: "
           "event_id {}..{}",
           options_.target, marked, EncodeProgress(*high_water_), *lo, *hi);

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "base/config.h"
+#include "base/log.h"
 #include "stream/dispatch/event_replay.h"
 #include "stream/dispatch/kafka_publisher.h"
 #include "stream/pg/pg_leadership.h"
@@ -638,7 +639,19 @@ TEST_F(DispatcherTest, ACommittedBatchWhoseSentUpdateIsLostIsNotSentAgain) {
   ASSERT_TRUE(lost.ok()) << lost.status().ToString();
   EXPECT_EQ(lost->kind, DispatchStep::Kind::kStalled) << "the SENT update met a dead connection";
   EXPECT_EQ(Query("SELECT count(*) FROM msg_event_state WHERE state = 'SENT'"), "4");
+  // The reconcile says which events it took from Kafka's word, at warn:
+  // the level msgx runs at in the crash loops, whose Kafka check reads the
+  // range (tests/support/kafka_check.cc, ReconciledRanges).
+  ASSERT_TRUE(InitLogging("warn").ok());
+  ::testing::internal::CaptureStderr();
   ASSERT_NO_FATAL_FAILURE(StepUntilSent(d, 10));
+  const std::string logged = ::testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(InitLogging("info").ok());  // the default, as the other tests found it
+  EXPECT_NE(logged.find(R"("level":"warn","component":"dispatch","msg":"KAFKA:msg: 4 events )"
+                        R"(already in Kafka)"),
+            std::string::npos)
+      << logged;
+  EXPECT_NE(logged.find("marked SENT without a send: event_id 5..8"), std::string::npos) << logged;
   EXPECT_EQ(Query("SELECT count(*) FROM msg_event_state WHERE state = 'SENT'"), "10");
   EXPECT_EQ(d.reconciled_total(), 4) << "the second batch was found in Kafka";
   ExpectEachEventOnce(kafka_->Bootstrap(), 10);
