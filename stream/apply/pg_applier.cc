@@ -25,12 +25,14 @@ namespace msgx {
 namespace {
 
 // SQL strategy: proc_state and msg_event, the big ones, are inserted from
-// unnest() over one binary array parameter per column (stream/pg/binary_array.h);
-// the small tables get multi-row VALUES statements built with tx.quote()
-// (libpqxx 6.4 has no array binding). One statement per table for any ordinary batch. Very large
-// batches are cut into chunks of at most kMaxRowsPerStatement rows or about kMaxStatementBytes of
-// text; every statement is idempotent per row, so chunking changes nothing but size. msg_event's
-// BIGSERIAL follows the VALUES order, which is the log order.
+// unnest() over one binary array parameter per column (stream/pg/binary_array.h;
+// libpqxx 6.4 binds no arrays itself); the small tables, a few rows a batch,
+// get multi-row VALUES statements built with tx.quote(). One statement per
+// table for any ordinary batch. Very large batches are cut into chunks of at
+// most kMaxRowsPerStatement rows or about kMaxStatementBytes; every statement
+// is idempotent per row, so chunking changes nothing but size. msg_event's
+// BIGSERIAL follows the order the rows are inserted in, the log order
+// (WriteEvents).
 constexpr size_t kMaxRowsPerStatement = 2000;
 constexpr size_t kMaxStatementBytes = 8u << 20;
 // The event insert sorts its rows by position (ORDER BY ord) with their
