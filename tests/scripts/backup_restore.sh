@@ -10,10 +10,12 @@
 # start-up), restored behind all of that: the day's SWEEP and EXPIRE are
 # appended again at the same offsets with the same limits, so the digests
 # agree (they differed at offset 2 when the limits came from the append
-# time). The daily sweep is due at once (history.sweep-at 00:00), so a run
-# across airport midnight (16:00 UTC in Asia/Shanghai) may fail: a backup
-# from before a sweep that PostgreSQL has folded cannot be restored behind
-# it (docs/operations.md#backup-and-restore). Uses `msgx dev up` in a
+# time). The daily sweep is due at once: history.sweep-at is the airport
+# time at the start less a minute (00:00 in the day's first minute), so the
+# next day's sweep is a day away and a run across airport midnight appends
+# none (with 00:00 it did, and a backup from before a sweep that PostgreSQL
+# has folded cannot be restored behind it:
+# docs/operations.md#backup-and-restore). Uses `msgx dev up` in a
 # temporary directory.
 #
 # Usage: backup_restore.sh path/to/msgx
@@ -40,7 +42,15 @@ trap cleanup EXIT
 eval "$("$MSGX" dev env)"
 export MSGX_STATE_DIR=$TMP/state MSGX_HTTP_LISTEN=127.0.0.1:0
 "$MSGX" migrate >/dev/null
-export MSGX_HISTORY_SWEEP_AT=00:00
+sweep_at() {  # the airport time now less one minute, HH:MM, not before 00:00
+  local now
+  now=$(TZ=${MSGX_AIRPORT_TIMEZONE:-Asia/Shanghai} date +%H:%M)
+  local minutes=$((10#${now%:*} * 60 + 10#${now#*:} - 1))
+  ((minutes < 0)) && minutes=0
+  printf '%02d:%02d' $((minutes / 60)) $((minutes % 60))
+}
+MSGX_HISTORY_SWEEP_AT=$(sweep_at)
+export MSGX_HISTORY_SWEEP_AT
 
 q() { psql "$1" -XAtc "$2"; }
 mailbox_rows() { q "$MSGX_MAILBOX_URL" 'SELECT count(*) FROM cminmsgs'; }
