@@ -1,5 +1,6 @@
 #include "state/log_iterator.h"
 
+#include "base/big_endian.h"
 #include "state/log_layout.h"
 #include "state/log_record.h"
 
@@ -47,7 +48,7 @@ void LogIterator::Load() {
     return;
   }
   auto rec = DecodeLogRecord(bytes());
-  offset_ = log_layout::DecodeBigEndian(key.substr(1));
+  offset_ = ReadBigEndian64(key.substr(1));
   if (!rec.ok()) {
     status_ = Status::Internal("offset " + std::to_string(offset_) + ": " + rec.status().message());
     return;

@@ -4,12 +4,14 @@
 #include <memory>
 #include <string>
 
+#include "base/big_endian.h"
+
 namespace msgx::log_layout {
 namespace {
 
 std::string PrefixedBigEndian(std::string_view prefix, std::uint64_t v) {
   std::string k(prefix);
-  k += EncodeBigEndian(v);
+  AppendBigEndian64(&k, v);
   return k;
 }
 
@@ -28,7 +30,7 @@ Status ForEachNumberedKey(rocksdb::DB* db, std::string_view prefix, std::string_
     if (key.size() != prefix.size() + 8) {
       return Status::Internal("bad " + std::string(what) + " key in log meta");
     }
-    Status s = visit(DecodeBigEndian(key.substr(prefix.size())),
+    Status s = visit(ReadBigEndian64(key.substr(prefix.size())),
                      std::string_view(it->value().data(), it->value().size()));
     if (!s.ok()) return s;
   }
@@ -57,21 +59,6 @@ Result<std::optional<std::string>> GetKey(rocksdb::DB* db, std::string_view key)
 
 }  // namespace
 
-std::string EncodeBigEndian(std::uint64_t v) {
-  std::string b(8, '\0');
-  for (int i = 7; i >= 0; --i) {
-    b[static_cast<std::size_t>(i)] = static_cast<char>(v & 0xff);
-    v >>= 8;
-  }
-  return b;
-}
-
-std::uint64_t DecodeBigEndian(std::string_view b) {
-  std::uint64_t v = 0;
-  for (char c : b.substr(0, 8)) v = (v << 8) | static_cast<std::uint8_t>(c);
-  return v;
-}
-
 std::string RecordKey(std::uint64_t offset) {
   return PrefixedBigEndian(std::string_view(&kRecordPrefix, 1), offset);
 }
@@ -90,9 +77,9 @@ std::string CommandIndexKey(std::uint64_t offset) {
 
 // last (8) · skipped_at (8) · aged_out_at (8) · reason (1)
 std::string EncodeRange(const SkippedRange& r) {
-  std::string v = EncodeBigEndian(static_cast<std::uint64_t>(r.last));
-  v += EncodeBigEndian(static_cast<std::uint64_t>(r.skipped_at));
-  v += EncodeBigEndian(static_cast<std::uint64_t>(r.aged_out_at));
+  std::string v = BigEndian64(static_cast<std::uint64_t>(r.last));
+  v += BigEndian64(static_cast<std::uint64_t>(r.skipped_at));
+  v += BigEndian64(static_cast<std::uint64_t>(r.aged_out_at));
   v += static_cast<char>(r.reason);
   return v;
 }
@@ -101,9 +88,9 @@ Result<SkippedRange> DecodeRange(std::int64_t first, std::string_view v) {
   if (v.size() != 25) return Status::Internal("bad skipped-range value in log meta");
   SkippedRange r;
   r.first = first;
-  r.last = static_cast<std::int64_t>(DecodeBigEndian(v.substr(0, 8)));
-  r.skipped_at = static_cast<std::int64_t>(DecodeBigEndian(v.substr(8, 8)));
-  r.aged_out_at = static_cast<std::int64_t>(DecodeBigEndian(v.substr(16, 8)));
+  r.last = static_cast<std::int64_t>(ReadBigEndian64(v.substr(0, 8)));
+  r.skipped_at = static_cast<std::int64_t>(ReadBigEndian64(v.substr(8, 8)));
+  r.aged_out_at = static_cast<std::int64_t>(ReadBigEndian64(v.substr(16, 8)));
   r.reason = static_cast<SkipReason>(v[24]);
   return r;
 }
@@ -128,7 +115,7 @@ Result<LogMeta> LoadLogMeta(rocksdb::DB* db) {
     if (it->Valid()) {
       std::string_view key(it->key().data(), it->key().size());
       if (key.size() != 9 || key[0] != kRecordPrefix) return Status::Internal("bad record key");
-      meta.next_offset = DecodeBigEndian(key.substr(1)) + 1;
+      meta.next_offset = ReadBigEndian64(key.substr(1)) + 1;
     }
     Status s = FromRocks(it->status(), "find last offset");
     if (!s.ok()) return s;
@@ -138,10 +125,10 @@ Result<LogMeta> LoadLogMeta(rocksdb::DB* db) {
   if (!wm.ok()) return wm.status();
   if (*wm) {
     CaptureProgress p;
-    p.watermark = static_cast<std::int64_t>(DecodeBigEndian(**wm));
+    p.watermark = static_cast<std::int64_t>(ReadBigEndian64(**wm));
     auto late = GetKey(db, kLateKey);
     if (!late.ok()) return late.status();
-    if (*late) p.late_captured = static_cast<std::int64_t>(DecodeBigEndian(**late));
+    if (*late) p.late_captured = static_cast<std::int64_t>(ReadBigEndian64(**late));
     Status s = LoadRanges(db, kSkipPrefix, &p.skipped);
     if (!s.ok()) return s;
     s = LoadRanges(db, kAgedPrefix, &p.aged_out);
@@ -151,10 +138,10 @@ Result<LogMeta> LoadLogMeta(rocksdb::DB* db) {
 
   auto last_cmd = GetKey(db, kLastCommandKey);
   if (!last_cmd.ok()) return last_cmd.status();
-  if (*last_cmd) meta.last_command_id = static_cast<std::int64_t>(DecodeBigEndian(**last_cmd));
+  if (*last_cmd) meta.last_command_id = static_cast<std::int64_t>(ReadBigEndian64(**last_cmd));
   auto last_settings = GetKey(db, kLastSettingsKey);
   if (!last_settings.ok()) return last_settings.status();
-  if (*last_settings) meta.last_settings_offset = DecodeBigEndian(**last_settings);
+  if (*last_settings) meta.last_settings_offset = ReadBigEndian64(**last_settings);
   return meta;
 }
 
@@ -162,7 +149,7 @@ Result<std::optional<std::uint64_t>> LookupCommandOffset(rocksdb::DB* db, std::i
   auto v = GetKey(db, CommandKey(command_id));
   if (!v.ok()) return v.status();
   if (!*v) return std::optional<std::uint64_t>();
-  return std::optional<std::uint64_t>(DecodeBigEndian(**v));
+  return std::optional<std::uint64_t>(ReadBigEndian64(**v));
 }
 
 Result<CommandIndex> LoadCommandIndex(rocksdb::DB* db) {
@@ -170,7 +157,7 @@ Result<CommandIndex> LoadCommandIndex(rocksdb::DB* db) {
   auto upto = GetKey(db, kCommandIndexUptoKey);
   if (!upto.ok()) return upto.status();
   if (!*upto) return index;  // written before the index: nothing listed
-  index.upto = DecodeBigEndian(**upto);
+  index.upto = ReadBigEndian64(**upto);
   Status s = ForEachNumberedKey(db, kCommandIndexPrefix, "command index",
                                 [&](std::uint64_t offset, std::string_view) {
                                   if (offset < index.upto) index.offsets.push_back(offset);

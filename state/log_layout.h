@@ -45,10 +45,6 @@ inline constexpr std::string_view kLastSettingsKey = "Msetlast";
 inline constexpr std::string_view kCommandIndexPrefix = "Mcix/";
 inline constexpr std::string_view kCommandIndexUptoKey = "Mcixupto";
 
-std::string EncodeBigEndian(std::uint64_t v);
-// REQUIRES: b.size() == 8.
-std::uint64_t DecodeBigEndian(std::string_view b);
-
 std::string RecordKey(std::uint64_t offset);
 std::string SkipKey(std::int64_t first);
 std::string AgedKey(std::int64_t first);

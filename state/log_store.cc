@@ -9,6 +9,7 @@
 #include <system_error>
 #include <variant>
 
+#include "base/big_endian.h"
 #include "base/log.h"
 #include "base/metrics.h"
 #include "state/log_layout.h"
@@ -177,7 +178,7 @@ Status LogStore::IndexCommands() {
     }
   }
   if (!it.status().ok()) return it.status();
-  batch.Put(log_layout::kCommandIndexUptoKey, log_layout::EncodeBigEndian(next_offset_));
+  batch.Put(log_layout::kCommandIndexUptoKey, BigEndian64(next_offset_));
   if (Status s = Commit(&batch); !s.ok()) return s;
   Logger("log")->info("indexed {} command record(s) among offsets {}..{} (appended unindexed)",
                       commands, from, next_offset_ - 1);
@@ -195,8 +196,7 @@ void LogStore::PutRecords(std::span<const LogRecordData> records, std::uint64_t 
   }
   // The index stays complete up to the end, as long as it was before.
   if (!records.empty() && command_index_upto_ == first) {
-    batch->Put(log_layout::kCommandIndexUptoKey,
-               log_layout::EncodeBigEndian(first + records.size()));
+    batch->Put(log_layout::kCommandIndexUptoKey, BigEndian64(first + records.size()));
   }
 }
 
@@ -257,11 +257,11 @@ Result<std::uint64_t> LogStore::Append(std::span<const LogRecordData> records,
   const CaptureProgress& prev = capture_ ? *capture_ : kNone;
   if (!capture_ || prev.watermark != progress.watermark) {
     batch.Put(log_layout::kWatermarkKey,
-              log_layout::EncodeBigEndian(static_cast<std::uint64_t>(progress.watermark)));
+              BigEndian64(static_cast<std::uint64_t>(progress.watermark)));
   }
   if (!capture_ || prev.late_captured != progress.late_captured) {
     batch.Put(log_layout::kLateKey,
-              log_layout::EncodeBigEndian(static_cast<std::uint64_t>(progress.late_captured)));
+              BigEndian64(static_cast<std::uint64_t>(progress.late_captured)));
   }
   DiffRanges(prev.skipped, progress.skipped, &log_layout::SkipKey, &batch);
   // Aged-out ranges are only ever added: `progress` carries the ones aged out
@@ -293,19 +293,19 @@ Result<std::uint64_t> LogStore::AppendCommands(std::span<const LogRecordData> re
       return Status::Internal("AppendCommands given a non-command record");
     }
     if (cmd->command_id == 0) continue;
-    batch.Put(log_layout::CommandKey(cmd->command_id), log_layout::EncodeBigEndian(first + i));
+    batch.Put(log_layout::CommandKey(cmd->command_id), BigEndian64(first + i));
     last_id = std::max(last_id, cmd->command_id);
   }
   if (last_id != last_command_id_) {
     batch.Put(log_layout::kLastCommandKey,
-              log_layout::EncodeBigEndian(static_cast<std::uint64_t>(last_id)));
+              BigEndian64(static_cast<std::uint64_t>(last_id)));
   }
   std::optional<std::uint64_t> last_settings = last_settings_offset_;
   for (std::size_t i = 0; i < records.size(); ++i) {
     if (std::holds_alternative<SettingsArgs>(records[i].command->args)) last_settings = first + i;
   }
   if (last_settings != last_settings_offset_) {
-    batch.Put(log_layout::kLastSettingsKey, log_layout::EncodeBigEndian(*last_settings));
+    batch.Put(log_layout::kLastSettingsKey, BigEndian64(*last_settings));
   }
   Status s = Commit(&batch);
   if (!s.ok()) return s;

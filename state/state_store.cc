@@ -12,6 +12,7 @@
 #include <iterator>
 #include <limits>
 
+#include "base/big_endian.h"
 #include "state/state_codec.h"
 
 namespace msgx {
@@ -30,7 +31,7 @@ std::uint64_t SignFlip(std::int64_t v) {
 }
 
 std::string SodtKey(MicrosSinceEpoch sodt, std::string_view flid) {
-  return EncodeBe64(SignFlip(sodt)) + std::string(flid);
+  return BigEndian64(SignFlip(sodt)) + std::string(flid);
 }
 
 std::string RefKey(std::string_view type, std::string_view key) {
@@ -41,7 +42,7 @@ std::string RefKey(std::string_view type, std::string_view key) {
 }
 
 std::string TimeKey(MicrosSinceEpoch t, std::string_view key) {
-  return "t" + EncodeBe64(SignFlip(t)) + std::string(key);
+  return "t" + BigEndian64(SignFlip(t)) + std::string(key);
 }
 
 rocksdb::Slice S(std::string_view s) { return {s.data(), s.size()}; }
@@ -53,32 +54,15 @@ constexpr std::string_view kPendPrefix = "batch/pending/";
 constexpr std::string_view kPendingIndexed = "batch/pending-index";
 
 std::string PendKey(std::int64_t first) {
-  return std::string(kPendPrefix) + EncodeBe64(static_cast<std::uint64_t>(first));
+  return std::string(kPendPrefix) + BigEndian64(static_cast<std::uint64_t>(first));
 }
 
 std::string PendValue(std::int64_t last, MicrosSinceEpoch last_append) {
-  return EncodeBe64(static_cast<std::uint64_t>(last)) +
-         EncodeBe64(static_cast<std::uint64_t>(last_append));
+  return BigEndian64(static_cast<std::uint64_t>(last)) +
+         BigEndian64(static_cast<std::uint64_t>(last_append));
 }
 
 }  // namespace
-
-std::string EncodeBe64(std::uint64_t v) {
-  std::string out(8, '\0');
-  for (int i = 7; i >= 0; --i) {
-    out[static_cast<std::size_t>(i)] = static_cast<char>(v & 0xFF);
-    v >>= 8;
-  }
-  return out;
-}
-
-std::uint64_t DecodeBe64(std::string_view b) {
-  std::uint64_t v = 0;
-  for (std::size_t i = 0; i < 8 && i < b.size(); ++i) {
-    v = (v << 8) | static_cast<unsigned char>(b[i]);
-  }
-  return v;
-}
 
 Result<std::unique_ptr<StateStore>> StateStore::Open(const std::string& path, Options options) {
   rocksdb::DBOptions db_opts;
@@ -171,11 +155,12 @@ Result<std::vector<std::string>> StateStore::FlightsBySodt(MicrosSinceEpoch from
                                                            MicrosSinceEpoch to) const {
   std::vector<std::string> out;
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), sodt_));
-  const std::string start = EncodeBe64(SignFlip(from));
+  const std::string start = BigEndian64(SignFlip(from));
   for (it->Seek(S(start)); it->Valid(); it->Next()) {
     const rocksdb::Slice k = it->key();
     if (k.size() < 8) continue;
-    const auto sodt = static_cast<std::int64_t>(DecodeBe64({k.data(), 8}) ^ 0x8000000000000000ULL);
+    const auto sodt =
+        static_cast<std::int64_t>(ReadBigEndian64({k.data(), 8}) ^ 0x8000000000000000ULL);
     if (sodt > to) break;
     out.emplace_back(k.data() + 8, k.size() - 8);
   }
@@ -221,7 +206,8 @@ Result<std::vector<IdentityBinding>> StateStore::BindingsBoundBefore(
   for (it->Seek("t"); it->Valid() && it->key().starts_with("t"); it->Next()) {
     const rocksdb::Slice k = it->key();
     if (k.size() < 9) continue;
-    const auto t = static_cast<std::int64_t>(DecodeBe64({k.data() + 1, 8}) ^ 0x8000000000000000ULL);
+    const auto t =
+        static_cast<std::int64_t>(ReadBigEndian64({k.data() + 1, 8}) ^ 0x8000000000000000ULL);
     if (t >= micros) break;
     keys.emplace_back(k.data() + 9, k.size() - 9);
   }
@@ -245,7 +231,7 @@ Result<std::optional<SenderSeqn>> StateStore::GetSender(std::string_view sndr) c
 }
 
 Result<std::optional<Outcome>> StateStore::GetOutcome(std::int64_t mailbox_id) const {
-  auto v = Get(outcomes_, EncodeBe64(SignFlip(mailbox_id)));
+  auto v = Get(outcomes_, BigEndian64(SignFlip(mailbox_id)));
   if (!v.ok()) return v.status();
   if (!*v) return std::optional<Outcome>();
   auto o = DecodeOutcome(**v);
@@ -259,13 +245,13 @@ Result<StateMeta> StateStore::ReadMetaAt(const rocksdb::Snapshot* snapshot) cons
   StateMeta m;
   auto applied = Get(meta_, "applied", snapshot);
   if (!applied.ok()) return applied.status();
-  if (*applied) m.applied_offset = static_cast<std::int64_t>(DecodeBe64(**applied));
+  if (*applied) m.applied_offset = static_cast<std::int64_t>(ReadBigEndian64(**applied));
   auto gen = Get(meta_, "generation", snapshot);
   if (!gen.ok()) return gen.status();
-  if (*gen) m.generation = static_cast<std::int64_t>(DecodeBe64(**gen));
+  if (*gen) m.generation = static_cast<std::int64_t>(ReadBigEndian64(**gen));
   auto fv = Get(meta_, "fold_version", snapshot);
   if (!fv.ok()) return fv.status();
-  if (*fv) m.fold_version = static_cast<std::int64_t>(DecodeBe64(**fv));
+  if (*fv) m.fold_version = static_cast<std::int64_t>(ReadBigEndian64(**fv));
   auto dg = Get(meta_, "digest", snapshot);
   if (!dg.ok()) return dg.status();
   if (*dg) m.digest = **dg;
@@ -300,8 +286,8 @@ Result<std::vector<StateStore::BatchEnd>> StateStore::BatchEnds() const {
     const rocksdb::Slice k = it->key();
     const rocksdb::Slice v = it->value();
     if (k.size() != 14 || v.size() < 8) continue;
-    out.push_back({static_cast<std::int64_t>(DecodeBe64({k.data() + 6, 8})),
-                   static_cast<std::int64_t>(DecodeBe64({v.data(), 8})),
+    out.push_back({static_cast<std::int64_t>(ReadBigEndian64({k.data() + 6, 8})),
+                   static_cast<std::int64_t>(ReadBigEndian64({v.data(), 8})),
                    std::string(v.data() + 8, v.size() - 8)});
   }
   if (!it->status().ok()) return Infra(it->status(), "scan batches");
@@ -370,23 +356,23 @@ Status StateStore::Commit(const BatchWrite& batch) {
     wb.Put(identity_, S("s" + sndr), S(EncodeSender(s)));
   }
   for (const auto& [id, o] : batch.outcomes) {
-    wb.Put(outcomes_, S(EncodeBe64(SignFlip(id))), S(EncodeOutcome(o)));
+    wb.Put(outcomes_, S(BigEndian64(SignFlip(id))), S(EncodeOutcome(o)));
   }
   const StateMeta& m = batch.meta;
   if (m.applied_offset >= 0) {
-    wb.Put(meta_, "applied", S(EncodeBe64(static_cast<std::uint64_t>(m.applied_offset))));
+    wb.Put(meta_, "applied", S(BigEndian64(static_cast<std::uint64_t>(m.applied_offset))));
     wb.Put(meta_, "digest", S(m.digest));
-    wb.Put(meta_, S("batch/" + EncodeBe64(static_cast<std::uint64_t>(m.applied_offset))),
-           S(EncodeBe64(static_cast<std::uint64_t>(m.fold_version)) + m.digest));
+    wb.Put(meta_, S("batch/" + BigEndian64(static_cast<std::uint64_t>(m.applied_offset))),
+           S(BigEndian64(static_cast<std::uint64_t>(m.fold_version)) + m.digest));
   }
   if (batch.pending) {
     const PendingBatch& p = *batch.pending;
-    wb.Put(pending_, S(EncodeBe64(static_cast<std::uint64_t>(p.first_offset))),
+    wb.Put(pending_, S(BigEndian64(static_cast<std::uint64_t>(p.first_offset))),
            S(pending_encoder_.Encode(p)));
     wb.Put(meta_, S(PendKey(p.first_offset)), S(PendValue(p.last_offset, p.last_append_micros)));
   }
-  wb.Put(meta_, "generation", S(EncodeBe64(static_cast<std::uint64_t>(m.generation))));
-  wb.Put(meta_, "fold_version", S(EncodeBe64(static_cast<std::uint64_t>(m.fold_version))));
+  wb.Put(meta_, "generation", S(BigEndian64(static_cast<std::uint64_t>(m.generation))));
+  wb.Put(meta_, "fold_version", S(BigEndian64(static_cast<std::uint64_t>(m.fold_version))));
   if (Status r = CheckReserve(); !r.ok()) return r;
   if (Status w = Write(&wb, "commit"); !w.ok()) return w;
   return {};
@@ -470,7 +456,7 @@ Result<std::optional<PendingBatch>> StateStore::PendingCovering(std::int64_t off
   if (offset < 0) return std::optional<PendingBatch>();
   // Readers mostly ask for a batch's first offset: one Get reads that batch
   // alone, where a backward seek may read its neighbour too.
-  auto exact = Get(pending_, EncodeBe64(static_cast<std::uint64_t>(offset)));
+  auto exact = Get(pending_, BigEndian64(static_cast<std::uint64_t>(offset)));
   if (!exact.ok()) return exact.status();
   if (*exact) {
     auto p = DecodePendingBatch(**exact);
@@ -478,7 +464,7 @@ Result<std::optional<PendingBatch>> StateStore::PendingCovering(std::int64_t off
     return std::optional<PendingBatch>(std::move(*p));
   }
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), pending_));
-  const std::string key = EncodeBe64(static_cast<std::uint64_t>(offset));
+  const std::string key = BigEndian64(static_cast<std::uint64_t>(offset));
   it->SeekForPrev(S(key));
   if (!it->Valid()) {
     if (!it->status().ok()) return Infra(it->status(), "seek pending");
@@ -521,9 +507,9 @@ Result<std::vector<StateStore::PendingEntry>> StateStore::ListPending(std::int64
       if (k.size() != kPendPrefix.size() + 8 || v.size() != 16) {
         return Status::Internal("state store: a pending index entry does not parse");
       }
-      out.push_back({static_cast<std::int64_t>(DecodeBe64({k.data() + kPendPrefix.size(), 8})),
-                     static_cast<std::int64_t>(DecodeBe64({v.data(), 8})),
-                     static_cast<MicrosSinceEpoch>(DecodeBe64({v.data() + 8, 8}))});
+      out.push_back({static_cast<std::int64_t>(ReadBigEndian64({k.data() + kPendPrefix.size(), 8})),
+                     static_cast<std::int64_t>(ReadBigEndian64({v.data(), 8})),
+                     static_cast<MicrosSinceEpoch>(ReadBigEndian64({v.data() + 8, 8}))});
       if (out.back().last > upto) break;
     }
     if (!it->status().ok()) return Infra(it->status(), "scan pending index");
@@ -567,7 +553,7 @@ Result<int> StateStore::PrunePending(std::int64_t upto, MicrosSinceEpoch appende
   for (const PendingEntry& e : *list) {
     if (e.last > upto) break;
     if (e.last_append >= appended_before) continue;
-    wb.Delete(pending_, S(EncodeBe64(static_cast<std::uint64_t>(e.first))));
+    wb.Delete(pending_, S(BigEndian64(static_cast<std::uint64_t>(e.first))));
     wb.Delete(meta_, S(PendKey(e.first)));
     ++n;
   }

@@ -257,8 +257,4 @@ class StateStore final : public StateView {
   rocksdb::ColumnFamilyHandle* pending_ = nullptr;
 };
 
-// Key helpers shared with tools.
-std::string EncodeBe64(std::uint64_t v);
-std::uint64_t DecodeBe64(std::string_view b);
-
 }  // namespace msgx
