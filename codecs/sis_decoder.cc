@@ -32,6 +32,7 @@ using pugi::xml_node;
 using xml::CheckCharRefs;
 using xml::DepthWithin;
 using xml::Quoted;
+using xml::StartTagBound;
 using xml::TextOf;
 using xml::Trim;
 using xml::Upper;
@@ -108,6 +109,9 @@ Result<Envelope> SisDecoder::DecodeEnvelope(std::string_view input, InputOrigin 
       return Status::Malformed("NUL byte at offset " + std::to_string(nul));
     }
     if (Status refs = CheckCharRefs(buf); !refs.ok()) return refs;
+    // Counted before the parse, which rewrites the buffer in place.
+    const auto max_depth = static_cast<std::size_t>(options_.max_depth);
+    const bool depth_checked = StartTagBound(buf, max_depth) < max_depth;
     const unsigned flags = pugi::parse_default | pugi::parse_doctype;
     pugi::xml_parse_result pr =
         env.doc_->xml.load_buffer_inplace(buf.data(), buf.size(), flags, pugi::encoding_utf8);
@@ -127,7 +131,7 @@ Result<Envelope> SisDecoder::DecodeEnvelope(std::string_view input, InputOrigin 
     }
     if (roots == 0) return Status::Malformed("not well-formed XML: no root element");
     if (roots > 1) return Status::Malformed("not well-formed XML: more than one root element");
-    if (!DepthWithin(env.doc_->xml, options_.max_depth)) {
+    if (!depth_checked && !DepthWithin(env.doc_->xml, options_.max_depth)) {
       return Status::Malformed("nesting deeper than " + std::to_string(options_.max_depth) +
                                " levels");
     }

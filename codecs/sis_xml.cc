@@ -121,6 +121,14 @@ bool DepthWithin(const pugi::xml_document& doc, int max_depth) {
   return true;
 }
 
+std::size_t StartTagBound(std::string_view text, std::size_t stop_at) {
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < text.size() && n < stop_at; ++i) {
+    n += static_cast<std::size_t>(text[i] == '<' && (i + 1 == text.size() || text[i + 1] != '/'));
+  }
+  return n;
+}
+
 Status CheckCharRefs(std::string_view s) {
   for (std::size_t at = s.find("&#"); at != std::string_view::npos; at = s.find("&#", at + 2)) {
     std::size_t i = at + 2;

@@ -56,6 +56,16 @@ std::size_t CodePoints(std::string_view s);
 // Iterative depth check over the whole document (no recursion, no stack).
 bool DepthWithin(const pugi::xml_document& doc, int max_depth);
 
+// The number of '<' in `text` that are not followed by '/': every start tag,
+// and every comment, processing instruction, CDATA section and DOCTYPE. A
+// node of the tree pugixml parses from `text` at depth d (the root element
+// at 1) has d - 1 elements above it, each begun by one of those, so no node
+// is deeper than this count plus one. When that is within the limit, the
+// walk of DepthWithin is not needed: a message of SIS size has about 30 start
+// tags (docs/codec.md#encoding-rules). Stops counting at `stop_at`, so a
+// large message costs a scan of its first few hundred bytes.
+std::size_t StartTagBound(std::string_view text, std::size_t stop_at);
+
 // pugixml turns character references into UTF-8 without checking the code
 // point, and its strings end at NUL. So &#0;, surrogates and code points over
 // U+10FFFF are refused up front: the decoded text stays valid UTF-8 and is

@@ -1,8 +1,10 @@
 // Hand-written bad inputs: each is classified, none crashes.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <random>
 
+#include "codecs/sis_xml.h"
 #include "tests/unit/codec_test_util.h"
 
 namespace msgx::sis {
@@ -62,6 +64,36 @@ TEST(CodecBadInput, TenThousandLevels) {
   std::string open(size_t{10000} * 3, ' ');
   for (int i = 0; i < 10000; ++i) open.replace(static_cast<std::size_t>(i) * 3, 3, "<A>");
   EXPECT_EQ(ClassOf(open), ErrorClass::kMalformed);
+}
+
+// The depth cap at its edge: `levels` nodes deep, the text in the innermost
+// element the deepest. The start tags are one fewer than the depth, so the
+// check cannot be skipped at 33 and must be at 32 (the walk would agree).
+constexpr std::size_t kAll = std::numeric_limits<std::size_t>::max();
+
+std::string NestedLevels(int levels) {
+  std::string s = "<MSG>";
+  for (int i = 2; i < levels; ++i) s += "<A>";
+  s += "x";
+  for (int i = 2; i < levels; ++i) s += "</A>";
+  return s + "</MSG>";
+}
+
+TEST(CodecBadInput, DepthCapAtItsEdge) {
+  EXPECT_EQ(xml::StartTagBound(NestedLevels(33), kAll), 32u);
+  EXPECT_NE(MessageOf(NestedLevels(33)).find("nesting deeper than 32"), std::string::npos);
+  // At the cap: refused for what it lacks, not for its depth.
+  const std::string at_cap = MessageOf(NestedLevels(32));
+  EXPECT_EQ(at_cap.find("nesting deeper"), std::string::npos) << at_cap;
+  EXPECT_NE(at_cap, "");
+  // Comments, CDATA and a prolog count as start tags; end tags do not.
+  EXPECT_EQ(xml::StartTagBound("<?xml version=\"1.0\"?><A><!-- c --><![CDATA[<]]></A>", kAll), 5u);
+  EXPECT_EQ(xml::StartTagBound("</A></B><", kAll), 1u);
+  // A corpus message with more start tags than the cap is walked, and passes.
+  const std::string snapshot = ReadCorpus("SCHD-DNLD-1.xml");
+  EXPECT_GT(xml::StartTagBound(snapshot, kAll), 32u);
+  EXPECT_EQ(xml::StartTagBound(snapshot, 32), 32u);  // it stops there
+  EXPECT_TRUE(SisDecoder(Shanghai()).Decode(snapshot, InputOrigin::kUnicodeText).ok());
 }
 
 TEST(CodecBadInput, InvalidUtf8) {
