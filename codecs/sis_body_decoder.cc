@@ -1,5 +1,7 @@
 #include "codecs/sis_body_decoder.h"
 
+#include <algorithm>
+#include <array>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,6 +24,11 @@ using xml::Quoted;
 using xml::TextOf;
 using xml::Trim;
 
+// Convert() remembers up to this many element children of a node from its
+// first pass: all of a FLOP list entry's; a schedule's flight (about 35) is
+// walked on from the last one remembered.
+constexpr std::size_t kInlineChildren = 16;
+
 // Decodes one body. Holds the per-message context.
 class BodyDecoder {
  public:
@@ -32,21 +39,47 @@ class BodyDecoder {
     for (pugi::xml_attribute a = node.first_attribute(); a; a = a.next_attribute()) {
       out->attributes.push_back({a.name(), a.value()});
     }
-    out->text = TextOf(node);
+    // One pass over the children, each step a call into pugixml's shared
+    // library: the first elements to convert, how many there are, and the
+    // text by TextOf's rule.
+    std::array<xml_node, kInlineChildren> elements;
+    std::size_t n_elements = 0;
+    xml_node first_data;
+    int n_data = 0;
+    for (xml_node c = node.first_child(); c; c = c.next_sibling()) {
+      if (c.type() == pugi::node_element) {
+        if (n_elements < kInlineChildren) elements[n_elements] = c;
+        ++n_elements;
+      } else if (xml::IsData(c) && n_data++ == 0) {
+        first_data = c;
+      }
+    }
+    if (n_data == 0) {
+      out->text.clear();
+    } else if (n_data == 1) {
+      out->text = Trim(first_data.value());
+    } else {
+      out->text = TextOf(node);  // text in pieces (around a CDATA section)
+    }
     if (auto fmt = TimeFormatOf(ctx, parent, out->name)) {
       out->time = ParseTime(out->text, *fmt, zone_);
       if (out->time.state == TimeState::kUnparsable) return BadTime(node, out->text, *fmt);
     }
-    std::size_t kids = 0;
-    for (xml_node c = node.first_child(); c; c = c.next_sibling()) {
-      kids += c.type() == pugi::node_element ? 1 : 0;
-    }
-    out->children.reserve(kids);
-    for (xml_node c = node.first_child(); c; c = c.next_sibling()) {
-      if (c.type() != pugi::node_element) continue;
+    out->children.reserve(n_elements);
+    auto convert = [&](xml_node c) {
       out->children.emplace_back();
-      Status s = Convert(c, ctx, out->name, &out->children.back());
-      if (!s.ok()) return s;
+      return Convert(c, ctx, out->name, &out->children.back());
+    };
+    const std::size_t gathered = std::min(n_elements, kInlineChildren);
+    for (std::size_t i = 0; i < gathered; ++i) {
+      if (Status s = convert(elements[i]); !s.ok()) return s;
+    }
+    // More than were gathered (a schedule's flight): on from the last one.
+    if (n_elements > gathered) {
+      for (xml_node c = elements[gathered - 1].next_sibling(); c; c = c.next_sibling()) {
+        if (c.type() != pugi::node_element) continue;
+        if (Status s = convert(c); !s.ok()) return s;
+      }
     }
     return Status::Ok();
   }

@@ -89,6 +89,20 @@ TEST(CodecBadInput, DepthCapAtItsEdge) {
   // Comments, CDATA and a prolog count as start tags; end tags do not.
   EXPECT_EQ(xml::StartTagBound("<?xml version=\"1.0\"?><A><!-- c --><![CDATA[<]]></A>", kAll), 5u);
   EXPECT_EQ(xml::StartTagBound("</A></B><", kAll), 1u);
+  // Against a byte-by-byte count, on every length up to 40 and every
+  // position of '<' and '/' the eight-byte steps could split.
+  std::mt19937 rng(7);
+  for (int round = 0; round < 2000; ++round) {
+    std::string s(static_cast<std::size_t>(round % 41), 'a');
+    // 0xBC and 0xAF are '<' and '/' with the top bit set (UTF-8 bytes).
+    for (char& c : s) c = "<</a>\xBC\xAF"[rng() % 7];
+    std::size_t want = 0;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      want += s[i] == '<' && (i + 1 == s.size() || s[i + 1] != '/') ? 1 : 0;
+    }
+    ASSERT_EQ(xml::StartTagBound(s, kAll), want) << s;
+    ASSERT_EQ(xml::StartTagBound(s, 3), std::min<std::size_t>(want, 3)) << s;
+  }
   // A corpus message with more start tags than the cap is walked, and passes.
   const std::string snapshot = ReadCorpus("SCHD-DNLD-1.xml");
   EXPECT_GT(xml::StartTagBound(snapshot, kAll), 32u);

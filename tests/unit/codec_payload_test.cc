@@ -92,6 +92,29 @@ TEST(CodecPayload, ListsAndKeys) {
   EXPECT_EQ(e.entries[1].key.value, "2");
 }
 
+// A list entry's element as Convert() builds it: text given in pieces
+// (around a CDATA section) joined and trimmed, and more element children
+// than it gathers without allocating, all kept in order.
+TEST(CodecPayload, ListEntryTextInPiecesAndManyChildren) {
+  std::string text = ReadCorpus("FLOP-GTDT-1.xml");
+  const std::size_t gate = text.find("<GATE>G28</GATE>");
+  ASSERT_NE(gate, std::string::npos);
+  std::string extra;
+  for (int i = 0; i < 20; ++i) extra += "<XTRA>" + std::to_string(i) + "</XTRA>";
+  text.replace(gate, 16, "<GATE> G<![CDATA[2]]>8 </GATE>" + extra);
+  const DecodedMessage m = MustDecode(text);
+  const Element& first = PayloadOf<ListPayload>(m).entries[0].element;
+  EXPECT_EQ(first.ChildText("GATE").value, "G28");
+  std::vector<std::string> xtra;
+  for (const Element& c : first.children) {
+    if (c.name == "XTRA") xtra.push_back(c.text);
+  }
+  ASSERT_EQ(xtra.size(), 20u);
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(xtra[static_cast<std::size_t>(i)], std::to_string(i));
+  EXPECT_GT(first.children.size(), 20u);
+  EXPECT_EQ(first.children.front().name, "GATE");  // the order of the text
+}
+
 TEST(CodecPayload, SmallKinds) {
   const DecodedMessage h_msg = MustDecode(ReadCorpus("FLOP-HNAG-1.xml"));
   const HnagPayload& h = PayloadOf<HnagPayload>(h_msg);
