@@ -297,8 +297,7 @@ Result<std::uint64_t> LogStore::AppendCommands(std::span<const LogRecordData> re
     last_id = std::max(last_id, cmd->command_id);
   }
   if (last_id != last_command_id_) {
-    batch.Put(log_layout::kLastCommandKey,
-              BigEndian64(static_cast<std::uint64_t>(last_id)));
+    batch.Put(log_layout::kLastCommandKey, BigEndian64(static_cast<std::uint64_t>(last_id)));
   }
   std::optional<std::uint64_t> last_settings = last_settings_offset_;
   for (std::size_t i = 0; i < records.size(); ++i) {
