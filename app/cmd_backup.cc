@@ -8,7 +8,8 @@
 //
 // restore: with the service stopped (it takes the state.dir lock without
 // waiting; exit 1 while `msgx run` holds it), moves <state.dir>/log and
-// <state.dir>/state aside (to <name>.before-restore-<unix seconds>) and
+// <state.dir>/state aside (to <name>.before-restore-<unix seconds>, with a
+// -2, -3, … after it when a restore in the same second took that name) and
 // copies DIR into <state.dir>/log. The next `msgx run` rebuilds the state
 // from the restored log, checked against PostgreSQL's batch digests, and
 // captures again the mailbox rows after the log's watermark. Exit 0; 2 when
@@ -53,6 +54,20 @@ int Backup(const Config& config, const std::string& dir) {
   return rc;
 }
 
+// The suffix that moves a restore's old log and state aside:
+// ".before-restore-<unix seconds>", then "-2", "-3", … when an earlier
+// restore in the same second took that name for either of them.
+std::string AsideSuffix(const std::string& state_dir, std::int64_t unix_seconds) {
+  const std::string base = ".before-restore-" + std::to_string(unix_seconds);
+  for (int n = 1;; ++n) {
+    const std::string suffix = n == 1 ? base : base + "-" + std::to_string(n);
+    std::error_code ec;
+    const bool taken = fs::exists(fs::path(state_dir) / ("log" + suffix), ec) ||
+                       fs::exists(fs::path(state_dir) / ("state" + suffix), ec);
+    if (!taken) return suffix;
+  }
+}
+
 int Restore(const Config& config, const std::string& dir) {
   std::error_code ec;
   if (!fs::exists(fs::path(dir) / "CURRENT", ec)) {
@@ -66,9 +81,9 @@ int Restore(const Config& config, const std::string& dir) {
     return 1;
   }
   const std::string suffix =
-      ".before-restore-" + std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
-                                              std::chrono::system_clock::now().time_since_epoch())
-                                              .count());
+      AsideSuffix(config.state_dir, std::chrono::duration_cast<std::chrono::seconds>(
+                                        std::chrono::system_clock::now().time_since_epoch())
+                                        .count());
   for (const char* name : {"log", "state"}) {
     const fs::path p = fs::path(config.state_dir) / name;
     if (!fs::exists(p, ec)) continue;

@@ -154,8 +154,17 @@ check_restored() {  # run $1 after a restore: digests agree, nothing twice
 }
 
 # 1. The whole log restored: the rebuilt state's digests agree and nothing
-#    is written twice.
+#    is written twice. Restored twice, the second time with the names of
+#    this second and the next two already taken, as by restores just
+#    before: the old log goes aside under a name of its own.
 "$MSGX" restore "$TMP/backup-full" >"$TMP/restore.out" || fail "restore: $(cat "$TMP/restore.out")"
+now=$(date +%s)
+for s in "$now" $((now + 1)) $((now + 2)); do
+  mkdir -p "$MSGX_STATE_DIR/log.before-restore-$s" && touch "$MSGX_STATE_DIR/log.before-restore-$s/CURRENT"
+done
+"$MSGX" restore "$TMP/backup-full" >"$TMP/restore.out" || fail "restore again: $(cat "$TMP/restore.out")"
+grep -q "to $MSGX_STATE_DIR/log.before-restore-[0-9]*-2\$" "$TMP/restore.out" \
+  || fail "restore again: $(cat "$TMP/restore.out")"
 start 2
 check_restored 2
 stop
