@@ -60,7 +60,7 @@ int Backup(const Config& config, const std::string& dir) {
 std::string AsideSuffix(const std::string& state_dir, std::int64_t unix_seconds) {
   const std::string base = ".before-restore-" + std::to_string(unix_seconds);
   for (int n = 1;; ++n) {
-    const std::string suffix = n == 1 ? base : base + "-" + std::to_string(n);
+    std::string suffix = n == 1 ? base : base + "-" + std::to_string(n);
     std::error_code ec;
     const bool taken = fs::exists(fs::path(state_dir) / ("log" + suffix), ec) ||
                        fs::exists(fs::path(state_dir) / ("state" + suffix), ec);
