@@ -1,8 +1,8 @@
 // Integers as big-endian bytes (most significant first): the form in which
 // RocksDB's bytewise keys sort numbers (docs/capture.md, docs/fold.md) and PostgreSQL's
 // binary format sends them (docs/schema.md#how-the-applier-sends-rows). The
-// one encoder of the tree: the state store's and the log's keys and the
-// applier's binary arrays all call it. Pure.
+// one encoder and decoder of the tree: the state store's and the log's
+// keys, the applier's binary arrays and the TZif reader all call it. Pure.
 #pragma once
 
 #include <cstddef>
@@ -40,6 +40,16 @@ inline std::string BigEndian64(std::uint64_t v) {
   out.reserve(8);
   AppendBigEndian64(&out, v);
   return out;
+}
+
+// The number in b's first 4 bytes. Of a shorter b, the number its bytes
+// spell.
+inline std::uint32_t ReadBigEndian32(std::string_view b) {
+  std::uint32_t v = 0;
+  for (std::size_t i = 0; i < 4 && i < b.size(); ++i) {
+    v = (v << 8) | static_cast<unsigned char>(b[i]);
+  }
+  return v;
 }
 
 // The number in b's first 8 bytes. Of a shorter b, the number its bytes

@@ -54,13 +54,7 @@ class BodyDecoder {
         first_data = c;
       }
     }
-    if (n_data == 0) {
-      out->text.clear();
-    } else if (n_data == 1) {
-      out->text = Trim(first_data.value());
-    } else {
-      out->text = TextOf(node);  // text in pieces (around a CDATA section)
-    }
+    out->text = xml::TextOfData(node, first_data, n_data);
     if (auto fmt = TimeFormatOf(ctx, parent, out->name)) {
       out->time = ParseTime(out->text, *fmt, zone_);
       if (out->time.state == TimeState::kUnparsable) return BadTime(node, out->text, *fmt);

@@ -36,8 +36,12 @@ std::string TextOf(const xml_node& node) {
       if (count++ == 0) first = c;
     }
   }
-  if (count == 0) return {};
-  if (count == 1) return std::string(Trim(first.value()));
+  return TextOfData(node, first, count);
+}
+
+std::string TextOfData(const xml_node& node, const xml_node& first_data, int data_count) {
+  if (data_count == 0) return {};
+  if (data_count == 1) return std::string(Trim(first_data.value()));
   std::string all;
   for (xml_node c = node.first_child(); c; c = c.next_sibling()) {
     if (IsData(c)) all += c.value();

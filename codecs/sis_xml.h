@@ -32,6 +32,11 @@ bool IsData(const xml_node& n);
 // The element's own character data, trimmed.
 std::string TextOf(const xml_node& node);
 
+// TextOf(node) for a caller that has already walked node's children:
+// `first_data` is its first data child and `data_count` how many it has.
+// The children are walked again only when the text comes in pieces.
+std::string TextOfData(const xml_node& node, const xml_node& first_data, int data_count);
+
 // True when `name` is a record of a `msg_type` body (FLOP, FLTR, or the
 // reference type's own name).
 bool IsRecordName(std::string_view name, std::string_view msg_type);

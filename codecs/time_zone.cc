@@ -4,17 +4,10 @@
 #include <fstream>
 #include <iterator>
 
+#include "base/big_endian.h"
+
 namespace msgx {
 namespace {
-
-std::uint32_t Be32(const unsigned char* p) {
-  return (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) |
-         std::uint32_t{p[3]};
-}
-
-std::uint64_t Be64(const unsigned char* p) {
-  return (std::uint64_t{Be32(p)} << 32) | std::uint64_t{Be32(p + 4)};
-}
 
 struct Header {
   char version = 0;
@@ -23,14 +16,13 @@ struct Header {
 
 bool ReadHeader(std::string_view b, std::size_t at, Header* h) {
   if (b.size() < at + 44 || b.substr(at, 4) != "TZif") return false;
-  const auto* p = reinterpret_cast<const unsigned char*>(b.data() + at);
   h->version = b[at + 4];
-  h->isutcnt = Be32(p + 20);
-  h->isstdcnt = Be32(p + 24);
-  h->leapcnt = Be32(p + 28);
-  h->timecnt = Be32(p + 32);
-  h->typecnt = Be32(p + 36);
-  h->charcnt = Be32(p + 40);
+  h->isutcnt = ReadBigEndian32(b.substr(at + 20));
+  h->isstdcnt = ReadBigEndian32(b.substr(at + 24));
+  h->leapcnt = ReadBigEndian32(b.substr(at + 28));
+  h->timecnt = ReadBigEndian32(b.substr(at + 32));
+  h->typecnt = ReadBigEndian32(b.substr(at + 36));
+  h->charcnt = ReadBigEndian32(b.substr(at + 40));
   return h->typecnt > 0 && h->typecnt < 256 && h->timecnt < 100000 && h->charcnt < 100000 &&
          h->leapcnt < 100000 && h->isutcnt <= h->typecnt && h->isstdcnt <= h->typecnt;
 }
@@ -87,22 +79,24 @@ Result<TimeZone> TimeZone::FromTzif(std::string_view name, std::string_view b) {
   }
   const std::size_t data_end = at + DataSize(h, time_size);
   if (b.size() < data_end) return bad("truncated");
-  const auto* p = reinterpret_cast<const unsigned char*>(b.data() + at);
-  const unsigned char* idx = p + h.timecnt * time_size;
-  const unsigned char* types = idx + h.timecnt;
+  const std::string_view times = b.substr(at);
+  const auto* idx = reinterpret_cast<const unsigned char*>(b.data() + at + h.timecnt * time_size);
+  const std::string_view types = b.substr(at + h.timecnt * time_size + h.timecnt);
 
   TimeZone tz;
   tz.name_ = std::string(name);
   std::vector<std::int32_t> type_offsets(h.typecnt);
   for (std::uint32_t i = 0; i < h.typecnt; ++i) {
-    type_offsets[i] = static_cast<std::int32_t>(Be32(types + std::size_t{i} * 6));
+    type_offsets[i] = static_cast<std::int32_t>(ReadBigEndian32(types.substr(std::size_t{i} * 6)));
   }
   tz.initial_offset_ = type_offsets[0];
   tz.transitions_.reserve(h.timecnt);
   tz.offsets_.reserve(h.timecnt);
   for (std::uint32_t i = 0; i < h.timecnt; ++i) {
-    std::int64_t t = time_size == 8 ? static_cast<std::int64_t>(Be64(p + std::size_t{i} * 8))
-                                    : static_cast<std::int32_t>(Be32(p + std::size_t{i} * 4));
+    std::int64_t t =
+        time_size == 8
+            ? static_cast<std::int64_t>(ReadBigEndian64(times.substr(std::size_t{i} * 8)))
+            : static_cast<std::int32_t>(ReadBigEndian32(times.substr(std::size_t{i} * 4)));
     if (idx[i] >= h.typecnt) return bad("type index");
     if (!tz.transitions_.empty() && t <= tz.transitions_.back()) return bad("unordered");
     tz.transitions_.push_back(t);

@@ -47,6 +47,8 @@ TEST(BigEndianTest, ReadsBackWhatItWrote) {
   EXPECT_EQ(ReadBigEndian64(BigEndian64(7) + "tail"), 7u);
   EXPECT_EQ(ReadBigEndian64(std::string("\x01\x02", 2)), 0x0102u);
   EXPECT_EQ(ReadBigEndian64(""), 0u);
+  EXPECT_EQ(ReadBigEndian32(std::string("\xA1\xB2\xC3\xD4\xFF", 5)), 0xA1B2C3D4U);
+  EXPECT_EQ(ReadBigEndian32(std::string("\x01\x02", 2)), 0x0102u);
 }
 
 }  // namespace
