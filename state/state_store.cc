@@ -26,9 +26,11 @@ Status Infra(const rocksdb::Status& s, std::string_view what) {
   return Status::Infra("state store " + std::string(what) + ": " + s.ToString());
 }
 
-std::uint64_t SignFlip(std::int64_t v) {
-  return static_cast<std::uint64_t>(v) ^ 0x8000000000000000ULL;
-}
+// Signed values as keys that sort in number order: the sign bit flipped,
+// stored big-endian. SignUnflip reverses it.
+constexpr std::uint64_t kSignBit = 0x8000000000000000ULL;
+std::uint64_t SignFlip(std::int64_t v) { return static_cast<std::uint64_t>(v) ^ kSignBit; }
+std::int64_t SignUnflip(std::uint64_t u) { return static_cast<std::int64_t>(u ^ kSignBit); }
 
 std::string SodtKey(MicrosSinceEpoch sodt, std::string_view flid) {
   return BigEndian64(SignFlip(sodt)) + std::string(flid);
@@ -159,8 +161,7 @@ Result<std::vector<std::string>> StateStore::FlightsBySodt(MicrosSinceEpoch from
   for (it->Seek(S(start)); it->Valid(); it->Next()) {
     const rocksdb::Slice k = it->key();
     if (k.size() < 8) continue;
-    const auto sodt =
-        static_cast<std::int64_t>(ReadBigEndian64({k.data(), 8}) ^ 0x8000000000000000ULL);
+    const std::int64_t sodt = SignUnflip(ReadBigEndian64({k.data(), 8}));
     if (sodt > to) break;
     out.emplace_back(k.data() + 8, k.size() - 8);
   }
@@ -206,8 +207,7 @@ Result<std::vector<IdentityBinding>> StateStore::BindingsBoundBefore(
   for (it->Seek("t"); it->Valid() && it->key().starts_with("t"); it->Next()) {
     const rocksdb::Slice k = it->key();
     if (k.size() < 9) continue;
-    const auto t =
-        static_cast<std::int64_t>(ReadBigEndian64({k.data() + 1, 8}) ^ 0x8000000000000000ULL);
+    const std::int64_t t = SignUnflip(ReadBigEndian64({k.data() + 1, 8}));
     if (t >= micros) break;
     keys.emplace_back(k.data() + 9, k.size() - 9);
   }
