@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/aligned_bytes.h"
 #include "schemas/sis_message_generated.h"
 
 namespace msgx::sis {
@@ -365,6 +366,8 @@ std::string ToFlatbuffer(const DecodedMessage& message) {
 }
 
 Result<DecodedMessage> FromFlatbuffer(std::string_view bytes) {
+  std::string aligned;
+  bytes = AlignedBytes(bytes, &aligned);
   flatbuffers::Verifier verifier(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size(),
                                  /*max_depth=*/128, /*max_tables=*/10'000'000);
   if (!fb::VerifyDecodedMessageBuffer(verifier)) {

@@ -7,7 +7,7 @@
 namespace msgx {
 
 const fb::LogRecord* LogEntry::record() const {
-  auto r = DecodeLogRecord(bytes);
+  auto r = DecodeLogRecord(bytes, nullptr);  // a std::string's bytes: aligned
   return r.ok() ? *r : nullptr;
 }
 
@@ -47,7 +47,7 @@ void LogIterator::Load() {
     status_ = Status::Internal("bad record key in log");
     return;
   }
-  auto rec = DecodeLogRecord(bytes());
+  auto rec = DecodeLogRecord(bytes(), &aligned_);
   offset_ = ReadBigEndian64(key.substr(1));
   if (!rec.ok()) {
     status_ = Status::Internal("offset " + std::to_string(offset_) + ": " + rec.status().message());

@@ -45,7 +45,9 @@ class LogIterator {
   std::uint64_t offset() const { return offset_; }
   // The record's bytes; valid until the next Next().
   std::string_view bytes() const;
-  // REQUIRES: Valid(). A verified view into bytes().
+  // REQUIRES: Valid(). A verified view into bytes(), or into a copy of
+  // them when they are not aligned for FlatBuffers (base/aligned_bytes.h);
+  // valid until the next Next().
   const fb::LogRecord* record() const { return record_; }
   // OK, or why iteration stopped early.
   const Status& status() const { return status_; }
@@ -60,6 +62,7 @@ class LogIterator {
   bool valid_ = false;
   std::uint64_t offset_ = 0;
   const fb::LogRecord* record_ = nullptr;
+  std::string aligned_;  // the record's bytes when the iterator's were not aligned
   Status status_;
 };
 

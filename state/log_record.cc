@@ -5,6 +5,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "base/aligned_bytes.h"
+
 namespace msgx {
 namespace {
 
@@ -145,7 +147,12 @@ std::string EncodeLogRecord(const LogRecordData& data, MicrosSinceEpoch append_m
   return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
 }
 
-Result<const fb::LogRecord*> DecodeLogRecord(std::string_view bytes) {
+Result<const fb::LogRecord*> DecodeLogRecord(std::string_view bytes, std::string* storage) {
+  if (storage != nullptr) {
+    bytes = AlignedBytes(bytes, storage);
+  } else if (!IsFlatbufferAligned(bytes)) {
+    return Status::Internal("log record bytes are not aligned");
+  }
   flatbuffers::Verifier v(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
   if (!fb::VerifyLogRecordBuffer(v)) {
     return Status::Internal("log record does not verify (" + std::to_string(bytes.size()) +
@@ -155,7 +162,8 @@ Result<const fb::LogRecord*> DecodeLogRecord(std::string_view bytes) {
 }
 
 Result<LogRecordData> ToLogRecordData(std::string_view bytes, MicrosSinceEpoch* append_micros) {
-  auto r = DecodeLogRecord(bytes);
+  std::string aligned;
+  auto r = DecodeLogRecord(bytes, &aligned);
   if (!r.ok()) return r.status();
   const fb::LogRecord* rec = *r;
   LogRecordData d;

@@ -84,9 +84,13 @@ struct LogRecordData {
 // Serialises `data` with `append_micros` as its append time.
 std::string EncodeLogRecord(const LogRecordData& data, MicrosSinceEpoch append_micros);
 
-// Verifies `bytes` and returns a view into them (valid while `bytes` lives).
+// Verifies `bytes` and returns a view into them, or, when they do not start
+// on FlatBuffers' alignment (a RocksDB iterator's value need not;
+// base/aligned_bytes.h), into a copy of them in *storage. The view is valid
+// while what it views lives unchanged. `storage` may be null only for bytes
+// held in a std::string, which are always aligned (kInternal otherwise).
 // kInternal when the buffer does not verify: the log is corrupt.
-Result<const fb::LogRecord*> DecodeLogRecord(std::string_view bytes);
+Result<const fb::LogRecord*> DecodeLogRecord(std::string_view bytes, std::string* storage);
 
 // The inverse of EncodeLogRecord, for tests and tools; *append_micros
 // receives the append time when non-null.

@@ -4,6 +4,7 @@
 
 #include <unordered_map>
 
+#include "base/aligned_bytes.h"
 #include "schemas/pending_generated.h"
 
 namespace msgx {
@@ -120,6 +121,8 @@ std::string_view PendingBatchEncoder::Encode(const PendingBatch& p) {
 }
 
 Result<std::pair<std::int64_t, std::int64_t>> PendingBatchRange(std::string_view bytes) {
+  std::string aligned;
+  bytes = AlignedBytes(bytes, &aligned);
   flatbuffers::Verifier v(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
   if (!fp::VerifyBatchBuffer(v)) return Status::Internal("pending batch: corrupt record");
   const fp::Batch* in = fp::GetBatch(bytes.data());
@@ -127,12 +130,16 @@ Result<std::pair<std::int64_t, std::int64_t>> PendingBatchRange(std::string_view
 }
 
 Result<MicrosSinceEpoch> PendingBatchLastAppend(std::string_view bytes) {
+  std::string aligned;
+  bytes = AlignedBytes(bytes, &aligned);
   flatbuffers::Verifier v(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
   if (!fp::VerifyBatchBuffer(v)) return Status::Internal("pending batch: corrupt record");
   return fp::GetBatch(bytes.data())->last_append_micros();
 }
 
 Result<PendingBatch> DecodePendingBatch(std::string_view bytes) {
+  std::string aligned;
+  bytes = AlignedBytes(bytes, &aligned);
   flatbuffers::Verifier v(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
   if (!fp::VerifyBatchBuffer(v)) return Status::Internal("pending batch: corrupt record");
   const fp::Batch* in = fp::GetBatch(bytes.data());

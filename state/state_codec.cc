@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "base/aligned_bytes.h"
 #include "schemas/state_generated.h"
 #include "state/compact_flight.h"
 
@@ -76,8 +77,12 @@ Status ReadRecord(const fs::Record* in, Record* out) {
   return {};
 }
 
+// The root of a verified buffer, read from `bytes` or from a copy of them
+// in *storage when they are not aligned (base/aligned_bytes.h); null when
+// it does not verify.
 template <typename T>
-const T* Verified(std::string_view bytes) {
+const T* Verified(std::string_view bytes, std::string* storage) {
+  bytes = AlignedBytes(bytes, storage);
   flatbuffers::Verifier v(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
   if (!v.VerifyBuffer<T>(nullptr)) return nullptr;
   return flatbuffers::GetRoot<T>(bytes.data());
@@ -97,7 +102,8 @@ std::string EncodeFlatbufferFlight(const Flight& f) {
 
 Result<Flight> DecodeFlight(std::string_view bytes) {
   if (IsCompactFlight(bytes)) return DecodeCompactFlight(bytes);
-  const fs::Flight* in = Verified<fs::Flight>(bytes);
+  std::string aligned;
+  const fs::Flight* in = Verified<fs::Flight>(bytes, &aligned);
   if (!in) return Status::Internal("state: flight record does not verify");
   Flight f;
   f.flid = Str(in->flid());
@@ -116,7 +122,8 @@ bool SameStoredFlight(std::string_view a, std::string_view b) {
 
 Result<std::optional<MicrosSinceEpoch>> StoredFlightSodt(std::string_view bytes) {
   if (IsCompactFlight(bytes)) return CompactFlightSodt(bytes);
-  const fs::Flight* in = Verified<fs::Flight>(bytes);
+  std::string aligned;
+  const fs::Flight* in = Verified<fs::Flight>(bytes, &aligned);
   if (!in) return Status::Internal("state: flight record does not verify");
   if (in->data() && in->data()->fields()) {
     for (const fs::Value* v : *in->data()->fields()) {
@@ -142,7 +149,8 @@ std::string EncodeReference(const ReferenceRecord& r) {
 }
 
 Result<ReferenceRecord> DecodeReference(std::string_view bytes) {
-  const fs::Reference* in = Verified<fs::Reference>(bytes);
+  std::string aligned;
+  const fs::Reference* in = Verified<fs::Reference>(bytes, &aligned);
   if (!in) return Status::Internal("state: reference record does not verify");
   ReferenceRecord r;
   r.type = Str(in->type());
@@ -166,7 +174,8 @@ std::string EncodeOutcome(const Outcome& o) {
 }
 
 Result<Outcome> DecodeOutcome(std::string_view bytes) {
-  const fs::Outcome* in = Verified<fs::Outcome>(bytes);
+  std::string aligned;
+  const fs::Outcome* in = Verified<fs::Outcome>(bytes, &aligned);
   if (!in) return Status::Internal("state: outcome does not verify");
   Outcome o;
   o.mailbox_id = in->mailbox_id();
@@ -194,7 +203,8 @@ std::string EncodeBinding(const IdentityBinding& x) {
 }
 
 Result<IdentityBinding> DecodeBinding(std::string_view bytes) {
-  const fs::Binding* in = Verified<fs::Binding>(bytes);
+  std::string aligned;
+  const fs::Binding* in = Verified<fs::Binding>(bytes, &aligned);
   if (!in) return Status::Internal("state: identity binding does not verify");
   IdentityBinding x;
   x.key = Str(in->key());
@@ -214,7 +224,8 @@ std::string EncodeSender(const SenderSeqn& s) {
 }
 
 Result<SenderSeqn> DecodeSender(std::string_view bytes) {
-  const fs::Sender* in = Verified<fs::Sender>(bytes);
+  std::string aligned;
+  const fs::Sender* in = Verified<fs::Sender>(bytes, &aligned);
   if (!in) return Status::Internal("state: sender does not verify");
   return SenderSeqn{in->last_seqn(), in->epoch()};
 }

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <chrono>
 #include <filesystem>
 #include <string>
@@ -317,8 +319,41 @@ TEST(LogRecordTest, AQuarantinedReplayMessageKeepsItsSub) {
   EXPECT_EQ(std::get<QuarantineArgs>(back->command->args).sub, 2);
 }
 
+// A RocksDB iterator's value may start anywhere; FlatBuffers must not read
+// it in place there (base/aligned_bytes.h).
+TEST(LogRecordTest, ARecordAtAnOddAddressIsReadFromAnAlignedCopy) {
+  const std::string encoded =
+      EncodeLogRecord(LogRecordData::Message(7, "<MSG>7</MSG>", 7000), /*append_micros=*/42);
+  alignas(8) std::array<char, 512> buf{};
+  ASSERT_LT(encoded.size() + 1, buf.size());
+  std::copy(encoded.begin(), encoded.end(), buf.begin() + 1);
+  const std::string_view odd(buf.data() + 1, encoded.size());
+
+  std::string storage;
+  auto r = DecodeLogRecord(odd, &storage);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const auto* at = reinterpret_cast<const char*>(*r);
+  EXPECT_TRUE(at >= storage.data() && at < storage.data() + storage.size())
+      << "the record must be read from the aligned copy, not the odd address";
+  EXPECT_EQ((*r)->mailbox_id(), 7);
+  EXPECT_EQ((*r)->append_micros(), 42);
+
+  // Without storage, odd bytes are refused rather than read in place.
+  auto refused = DecodeLogRecord(odd, nullptr);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().error_class(), ErrorClass::kInternal);
+
+  // Aligned bytes are read where they are, with no copy.
+  std::string unused;
+  auto in_place = DecodeLogRecord(encoded, &unused);
+  ASSERT_TRUE(in_place.ok());
+  EXPECT_TRUE(unused.empty());
+  EXPECT_EQ((*in_place)->mailbox_id(), 7);
+}
+
 TEST(LogRecordTest, CorruptBytesAreAStatusNotACrash) {
-  auto r = DecodeLogRecord("not a flatbuffer at all");
+  std::string storage;
+  auto r = DecodeLogRecord("not a flatbuffer at all", &storage);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().error_class(), ErrorClass::kInternal);
 }
