@@ -12,8 +12,16 @@
 # every event is also acknowledged by Kafka (each target's outbox is
 # delivered to its end): the backlog drain, mailbox to Kafka.
 #
-# Usage: [STREAM=mixed|changes] [KAFKA=1] [PERF_DATA=FILE] bash bench/e2e.sh [ROWS] [BASELINE_ROWS]
-#        (defaults 100000 and 5000)
+# OUTAGE=1 (with KAFKA=1): the recovery drain after a Kafka outage. The
+# batched run first folds and applies every row with Kafka unreachable
+# (kafka.bootstrap-servers on a closed port), so the outbox holds every
+# event PENDING; msgx is stopped, started again with Kafka, and the
+# "recovery" line times only that second start's drain of the outbox (no
+# baseline run).
+#
+# Usage: [STREAM=mixed|changes] [KAFKA=1 [OUTAGE=1]] [PERF_DATA=FILE] bash bench/e2e.sh [ROWS] [BASELINE_ROWS]
+#        (defaults 100000 and 5000); MSGX_BUILD_DIR picks the binary (a
+#        path relative to the repository, or absolute).
 # PERF_DATA=FILE: the batched run is sampled machine-wide by `perf record
 # -a -g` from msgx's start to the end of its drain (every process: msgx's
 # threads and PostgreSQL's backends among them), into FILE; read it with
@@ -33,7 +41,10 @@ case ${STREAM:-mixed} in
   changes) TEMPLATES="type = 'FLOP' AND styp IN ('STND','RENO','RUNW','REMC','TRML')" ;;
   *) echo "STREAM must be mixed or changes" >&2; exit 2 ;;
 esac
-MSGX=$PWD/${MSGX_BUILD_DIR:-build}/app/msgx
+BUILD_DIR=${MSGX_BUILD_DIR:-build}
+[[ $BUILD_DIR == /* ]] || BUILD_DIR=$PWD/$BUILD_DIR
+MSGX=$BUILD_DIR/app/msgx
+if [[ ${OUTAGE:-0} == 1 && ${KAFKA:-0} != 1 ]]; then echo "OUTAGE=1 needs KAFKA=1" >&2; exit 2; fi
 export MSGX_DEV_DIR=${MSGX_DEV_DIR:-/var/tmp/msgx-bench}
 WORK=$MSGX_DEV_DIR/bench
 "$MSGX" dev up >/dev/null
@@ -89,20 +100,63 @@ run_mode() {  # name batch_max rows
   psql_own "TRUNCATE proc_state, msg_event, outbox_delivery, ref_master, flight_hst, fold_batch, pipeline, msgx_command"
   redis-cli -u "$MSGX_REDIS_URL" FLUSHALL >/dev/null
   rm -rf "$WORK/state"
-  local start end
+  local start end pid perf_pid="" outage_s=""
+  if [[ ${OUTAGE:-0} == 1 && $name == batched ]]; then
+    # Everything folded and applied while Kafka is unreachable (port 1 on
+    # loopback refuses), then stopped: the outbox holds every event. The
+    # stalled dispatchers would hold the stop for the whole drain bound
+    # (docs/operations.md#stopping), so it is 1 s here.
+    start=$(date +%s.%N)
+    MSGX_SHUTDOWN_DRAIN_TIMEOUT=1s start_msgx "$name-outage" "$batch" 127.0.0.1:1
+    wait_until applied
+    end=$(date +%s.%N)
+    kill -TERM "$pid"
+    wait "$pid" || true
+    outage_s=$(awk -v s="$start" -v t="$end" -v x="$(date +%s.%N)" 'BEGIN {
+      printf "%.2f s, stopped in %.2f s", t - s, x - t }')
+  fi
   start=$(date +%s.%N)
+  start_msgx "$name" "$batch"
+  if [[ -n ${PERF_DATA:-} && $name == batched ]]; then
+    perf record -a -g -F 499 -o "$PERF_DATA" 2>"$WORK/perf.log" &
+    perf_pid=$!
+  fi
+  wait_until delivered
+  end=$(date +%s.%N)
+  if [[ -n $perf_pid ]]; then kill -INT "$perf_pid"; wait "$perf_pid" || true; fi
+  kill -TERM "$pid"
+  wait "$pid" || true
+  local events
+  events=$(psql_own "SELECT count(*) FROM msg_event")
+  if [[ -n $outage_s ]]; then
+    local unsent
+    unsent=$(psql_own "SELECT count(*) FROM msg_event e WHERE state <> 'SENT' AND NOT EXISTS
+      (SELECT 1 FROM outbox_delivery d WHERE d.target = e.target
+        AND e.event_id BETWEEN d.first_event_id AND d.last_event_id)")
+    awk -v e="$events" -v u="$unsent" -v o="$outage_s" -v s="$start" -v t="$end" 'BEGIN {
+      d = t - s; printf "recovery %8d events %8.2f s %10.0f events/s, %d not delivered " \
+        "(folded and applied with Kafka down in %s)\n", e, d, e / d, u, o }'
+    return
+  fi
+  awk -v n="$name" -v r="$total" -v e="$events" -v s="$start" -v t="$end" 'BEGIN {
+    d = t - s; printf "%-9s %8d msgs %8d events %8.2f s %10.0f msg/s\n", n, r, e, d, r / d }'
+}
+
+start_msgx() {  # log_name batch_max [kafka.bootstrap-servers]; sets pid
+  local kafka=()
+  [[ -z ${3:-} ]] || kafka=("MSGX_KAFKA_BOOTSTRAP_SERVERS=$3")
   # schd.flush-period 50ms: the corpus's six schedule events would
   # otherwise wait the default 3 s for their KAFKA:schd batch, and with
   # KAFKA=1 every run would end no sooner than that (a floor of about 4 s
   # under a 100,000-message drain); schedule aggregation is not what this
   # measures.
-  MSGX_STATE_DIR=$WORK/state MSGX_PIPELINE_BATCH_MAX=$batch MSGX_PIPELINE_POLL_INTERVAL=50ms \
-    MSGX_SCHD_FLUSH_PERIOD=50ms MSGX_LOG_LEVEL=warn MSGX_HTTP_LISTEN=127.0.0.1:0 "$MSGX" run 2>"$WORK/$name.log" &
-  local pid=$! perf_pid=""
-  if [[ -n ${PERF_DATA:-} && $name == batched ]]; then
-    perf record -a -g -F 499 -o "$PERF_DATA" 2>"$WORK/perf.log" &
-    perf_pid=$!
-  fi
+  env MSGX_STATE_DIR="$WORK/state" MSGX_PIPELINE_BATCH_MAX="$2" MSGX_PIPELINE_POLL_INTERVAL=50ms \
+    MSGX_SCHD_FLUSH_PERIOD=50ms MSGX_LOG_LEVEL=warn MSGX_HTTP_LISTEN=127.0.0.1:0 "${kafka[@]}" \
+    "$MSGX" run 2>"$WORK/$1.log" &
+  pid=$!
+}
+
+wait_until() {  # applied | delivered; reads run_mode's total and last_id
   # One psql and one redis-cli every 0.2 s: the poller shares the 2 cores,
   # so each poll reads a few index entries, not the tables: the outcomes are
   # counted only once the last row's is there (capture appends in mailbox
@@ -113,21 +167,19 @@ run_mode() {  # name batch_max rows
       FROM proc_state WHERE msg_id = $last_id) THEN (SELECT count(*) FROM proc_state) ELSE -1 END,
       (SELECT coalesce(max(applied_offset), -1) FROM pipeline), $(undelivered_sql)")
     mirror=$(redis-cli -u "$MSGX_REDIS_URL" HGET msgx:mirror offset)
-    if [[ $done_rows == "$total" && $mirror == "$applied" && $unsent == f ]]; then break; fi
+    if [[ $done_rows == "$total" && $mirror == "$applied" ]]; then
+      [[ $1 == applied || $unsent == f ]] && return
+    fi
     sleep 0.2
   done
-  end=$(date +%s.%N)
-  if [[ -n $perf_pid ]]; then kill -INT "$perf_pid"; wait "$perf_pid" || true; fi
-  kill -TERM $pid
-  wait $pid || true
-  local events
-  events=$(psql_own "SELECT count(*) FROM msg_event")
-  awk -v n="$name" -v r="$total" -v e="$events" -v s="$start" -v t="$end" 'BEGIN {
-    d = t - s; printf "%-9s %8d msgs %8d events %8.2f s %10.0f msg/s\n", n, r, e, d, r / d }'
 }
 
 prepare_input
 echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB, $(date -u +%FT%TZ)"
+if [[ ${OUTAGE:-0} == 1 ]]; then  # the recovery drain alone, no baseline
+  run_mode batched 1000 "$ROWS"
+  exit 0
+fi
 run_mode batched 1000 "$ROWS" | tee "$WORK/result.txt"
 run_mode baseline 1 "$BASE_ROWS" | tee -a "$WORK/result.txt"
 awk '{ r[$1] = $(NF-1) } END { printf "ratio batched/baseline: %.1fx\n", r["batched"] / r["baseline"] }' \
