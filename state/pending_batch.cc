@@ -120,29 +120,39 @@ std::string_view PendingBatchEncoder::Encode(const PendingBatch& p) {
   return {reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize()};
 }
 
+namespace {
+
+// The verified root of a stored batch, read from `bytes` or, when they are
+// not aligned for FlatBuffers, from a copy in *storage
+// (base/aligned_bytes.h); null when the bytes do not verify.
+const fp::Batch* VerifiedBatch(std::string_view bytes, std::string* storage) {
+  bytes = AlignedBytes(bytes, storage);
+  flatbuffers::Verifier v(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
+  return fp::VerifyBatchBuffer(v) ? fp::GetBatch(bytes.data()) : nullptr;
+}
+
+Status Corrupt() { return Status::Internal("pending batch: corrupt record"); }
+
+}  // namespace
+
 Result<std::pair<std::int64_t, std::int64_t>> PendingBatchRange(std::string_view bytes) {
   std::string aligned;
-  bytes = AlignedBytes(bytes, &aligned);
-  flatbuffers::Verifier v(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
-  if (!fp::VerifyBatchBuffer(v)) return Status::Internal("pending batch: corrupt record");
-  const fp::Batch* in = fp::GetBatch(bytes.data());
+  const fp::Batch* in = VerifiedBatch(bytes, &aligned);
+  if (in == nullptr) return Corrupt();
   return std::make_pair(in->first_offset(), in->last_offset());
 }
 
 Result<MicrosSinceEpoch> PendingBatchLastAppend(std::string_view bytes) {
   std::string aligned;
-  bytes = AlignedBytes(bytes, &aligned);
-  flatbuffers::Verifier v(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
-  if (!fp::VerifyBatchBuffer(v)) return Status::Internal("pending batch: corrupt record");
-  return fp::GetBatch(bytes.data())->last_append_micros();
+  const fp::Batch* in = VerifiedBatch(bytes, &aligned);
+  if (in == nullptr) return Corrupt();
+  return in->last_append_micros();
 }
 
 Result<PendingBatch> DecodePendingBatch(std::string_view bytes) {
   std::string aligned;
-  bytes = AlignedBytes(bytes, &aligned);
-  flatbuffers::Verifier v(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
-  if (!fp::VerifyBatchBuffer(v)) return Status::Internal("pending batch: corrupt record");
-  const fp::Batch* in = fp::GetBatch(bytes.data());
+  const fp::Batch* in = VerifiedBatch(bytes, &aligned);
+  if (in == nullptr) return Corrupt();
   PendingBatch p;
   p.first_offset = in->first_offset();
   p.last_offset = in->last_offset();
