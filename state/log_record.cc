@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "base/aligned_bytes.h"
+#include "state/verified_root.h"
 
 namespace msgx {
 namespace {
@@ -148,17 +149,15 @@ std::string EncodeLogRecord(const LogRecordData& data, MicrosSinceEpoch append_m
 }
 
 Result<const fb::LogRecord*> DecodeLogRecord(std::string_view bytes, std::string* storage) {
-  if (storage != nullptr) {
-    bytes = AlignedBytes(bytes, storage);
-  } else if (!IsFlatbufferAligned(bytes)) {
+  if (storage == nullptr && !IsFlatbufferAligned(bytes)) {
     return Status::Internal("log record bytes are not aligned");
   }
-  flatbuffers::Verifier v(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
-  if (!fb::VerifyLogRecordBuffer(v)) {
+  const fb::LogRecord* rec = VerifiedRoot<fb::LogRecord>(bytes, storage, fb::LogRecordIdentifier());
+  if (rec == nullptr) {
     return Status::Internal("log record does not verify (" + std::to_string(bytes.size()) +
                             " bytes)");
   }
-  return fb::GetLogRecord(bytes.data());
+  return rec;
 }
 
 Result<LogRecordData> ToLogRecordData(std::string_view bytes, MicrosSinceEpoch* append_micros) {

@@ -4,8 +4,8 @@
 
 #include <unordered_map>
 
-#include "base/aligned_bytes.h"
 #include "schemas/pending_generated.h"
+#include "state/verified_root.h"
 
 namespace msgx {
 namespace {
@@ -122,36 +122,27 @@ std::string_view PendingBatchEncoder::Encode(const PendingBatch& p) {
 
 namespace {
 
-// The verified root of a stored batch, read from `bytes` or, when they are
-// not aligned for FlatBuffers, from a copy in *storage
-// (base/aligned_bytes.h); null when the bytes do not verify.
-const fp::Batch* VerifiedBatch(std::string_view bytes, std::string* storage) {
-  bytes = AlignedBytes(bytes, storage);
-  flatbuffers::Verifier v(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
-  return fp::VerifyBatchBuffer(v) ? fp::GetBatch(bytes.data()) : nullptr;
-}
-
 Status Corrupt() { return Status::Internal("pending batch: corrupt record"); }
 
 }  // namespace
 
 Result<std::pair<std::int64_t, std::int64_t>> PendingBatchRange(std::string_view bytes) {
   std::string aligned;
-  const fp::Batch* in = VerifiedBatch(bytes, &aligned);
+  const fp::Batch* in = VerifiedRoot<fp::Batch>(bytes, &aligned);
   if (in == nullptr) return Corrupt();
   return std::make_pair(in->first_offset(), in->last_offset());
 }
 
 Result<MicrosSinceEpoch> PendingBatchLastAppend(std::string_view bytes) {
   std::string aligned;
-  const fp::Batch* in = VerifiedBatch(bytes, &aligned);
+  const fp::Batch* in = VerifiedRoot<fp::Batch>(bytes, &aligned);
   if (in == nullptr) return Corrupt();
   return in->last_append_micros();
 }
 
 Result<PendingBatch> DecodePendingBatch(std::string_view bytes) {
   std::string aligned;
-  const fp::Batch* in = VerifiedBatch(bytes, &aligned);
+  const fp::Batch* in = VerifiedRoot<fp::Batch>(bytes, &aligned);
   if (in == nullptr) return Corrupt();
   PendingBatch p;
   p.first_offset = in->first_offset();

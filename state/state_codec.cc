@@ -4,9 +4,9 @@
 
 #include <vector>
 
-#include "base/aligned_bytes.h"
 #include "schemas/state_generated.h"
 #include "state/compact_flight.h"
+#include "state/verified_root.h"
 
 namespace msgx {
 namespace {
@@ -77,17 +77,6 @@ Status ReadRecord(const fs::Record* in, Record* out) {
   return {};
 }
 
-// The root of a verified buffer, read from `bytes` or from a copy of them
-// in *storage when they are not aligned (base/aligned_bytes.h); null when
-// it does not verify.
-template <typename T>
-const T* Verified(std::string_view bytes, std::string* storage) {
-  bytes = AlignedBytes(bytes, storage);
-  flatbuffers::Verifier v(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
-  if (!v.VerifyBuffer<T>(nullptr)) return nullptr;
-  return flatbuffers::GetRoot<T>(bytes.data());
-}
-
 }  // namespace
 
 std::string EncodeFlight(const Flight& f) { return EncodeCompactFlight(f); }
@@ -103,7 +92,7 @@ std::string EncodeFlatbufferFlight(const Flight& f) {
 Result<Flight> DecodeFlight(std::string_view bytes) {
   if (IsCompactFlight(bytes)) return DecodeCompactFlight(bytes);
   std::string aligned;
-  const fs::Flight* in = Verified<fs::Flight>(bytes, &aligned);
+  const fs::Flight* in = VerifiedRoot<fs::Flight>(bytes, &aligned);
   if (!in) return Status::Internal("state: flight record does not verify");
   Flight f;
   f.flid = Str(in->flid());
@@ -123,7 +112,7 @@ bool SameStoredFlight(std::string_view a, std::string_view b) {
 Result<std::optional<MicrosSinceEpoch>> StoredFlightSodt(std::string_view bytes) {
   if (IsCompactFlight(bytes)) return CompactFlightSodt(bytes);
   std::string aligned;
-  const fs::Flight* in = Verified<fs::Flight>(bytes, &aligned);
+  const fs::Flight* in = VerifiedRoot<fs::Flight>(bytes, &aligned);
   if (!in) return Status::Internal("state: flight record does not verify");
   if (in->data() && in->data()->fields()) {
     for (const fs::Value* v : *in->data()->fields()) {
@@ -150,7 +139,7 @@ std::string EncodeReference(const ReferenceRecord& r) {
 
 Result<ReferenceRecord> DecodeReference(std::string_view bytes) {
   std::string aligned;
-  const fs::Reference* in = Verified<fs::Reference>(bytes, &aligned);
+  const fs::Reference* in = VerifiedRoot<fs::Reference>(bytes, &aligned);
   if (!in) return Status::Internal("state: reference record does not verify");
   ReferenceRecord r;
   r.type = Str(in->type());
@@ -175,7 +164,7 @@ std::string EncodeOutcome(const Outcome& o) {
 
 Result<Outcome> DecodeOutcome(std::string_view bytes) {
   std::string aligned;
-  const fs::Outcome* in = Verified<fs::Outcome>(bytes, &aligned);
+  const fs::Outcome* in = VerifiedRoot<fs::Outcome>(bytes, &aligned);
   if (!in) return Status::Internal("state: outcome does not verify");
   Outcome o;
   o.mailbox_id = in->mailbox_id();
@@ -204,7 +193,7 @@ std::string EncodeBinding(const IdentityBinding& x) {
 
 Result<IdentityBinding> DecodeBinding(std::string_view bytes) {
   std::string aligned;
-  const fs::Binding* in = Verified<fs::Binding>(bytes, &aligned);
+  const fs::Binding* in = VerifiedRoot<fs::Binding>(bytes, &aligned);
   if (!in) return Status::Internal("state: identity binding does not verify");
   IdentityBinding x;
   x.key = Str(in->key());
@@ -225,7 +214,7 @@ std::string EncodeSender(const SenderSeqn& s) {
 
 Result<SenderSeqn> DecodeSender(std::string_view bytes) {
   std::string aligned;
-  const fs::Sender* in = Verified<fs::Sender>(bytes, &aligned);
+  const fs::Sender* in = VerifiedRoot<fs::Sender>(bytes, &aligned);
   if (!in) return Status::Internal("state: sender does not verify");
   return SenderSeqn{in->last_seqn(), in->epoch()};
 }
