@@ -1,10 +1,9 @@
 #include "stream/fold/read_ahead.h"
 
-#include <pthread.h>
-
 #include <algorithm>
 #include <utility>
 
+#include "base/thread_name.h"
 #include "stream/fold/decoded_ahead.h"
 
 namespace msgx {
@@ -17,7 +16,7 @@ FoldReadAhead::FoldReadAhead(const LogFoldSource* source, std::int64_t from, std
       options_(std::move(options)),
       next_(from) {
   thread_ = std::thread([this] {
-    ::pthread_setname_np(::pthread_self(), "msgx-readahead");  // for top -H and perf
+    SetCurrentThreadName("fold-readahead");  // for top -H, perf and crash reports
     Run();
   });
 }

@@ -5,6 +5,7 @@
 
 #include "base/backoff.h"
 #include "base/log.h"
+#include "base/thread_name.h"
 
 namespace msgx {
 
@@ -34,6 +35,11 @@ std::string_view StageStateName(StageState s) {
       return "stopped";
   }
   return "unknown";
+}
+
+std::string_view ThreadNameOf(std::string_view stage_name) {
+  const std::size_t space = stage_name.rfind(' ');
+  return space == std::string_view::npos ? stage_name : stage_name.substr(space + 1);
 }
 
 StepOutcome StepOutcome::FromStatus(const Status& s) {
@@ -107,7 +113,10 @@ void StageRunner::Start() {
   lag_hook_ = options_.metrics->AddScrapeHook([this] { PublishLag(); });
   for (auto& e : entries_) {
     if (e->on_caller_thread) continue;
-    threads_.emplace_back([this, raw = e.get()] { Loop(raw); });
+    threads_.emplace_back([this, raw = e.get()] {
+      SetCurrentThreadName(ThreadNameOf(raw->health.name));
+      Loop(raw);
+    });
   }
 }
 

@@ -29,7 +29,9 @@
 //     leading) ends undrained when the bound passes, and its waits are cut
 //     at the bound; Undrained() names what was left;
 //   - hangs: Stuck(limit) names the stages whose current step has run
-//     longer than `limit` (the systemd watchdog stops pinging then).
+//     longer than `limit` (the systemd watchdog stops pinging then);
+//   - names: a stage's thread is named ThreadNameOf(its name), for top -H,
+//     perf and crash reports (docs/operations.md#a-crash-report).
 // Time and waiting go through the injected Clock and StageWaiter, so tests
 // drive the runner without sleeping.
 //
@@ -53,6 +55,12 @@
 #include "stream/service/stage.h"
 
 namespace msgx {
+
+// The name of a stage's thread: the stage name's last word, which tells
+// the stages apart within the 15 bytes a thread name keeps ("applier",
+// "KAFKA:msg" for "dispatch KAFKA:msg", "event-retention" for
+// "job event-retention"); base/thread_name.h cuts a longer one.
+std::string_view ThreadNameOf(std::string_view stage_name);
 
 // How the runner waits. REQUIRES of an implementation: WaitUntil returns
 // when the clock reads `deadline`, at once when `wake` was notified since

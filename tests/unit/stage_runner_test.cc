@@ -8,9 +8,11 @@
 #include <deque>
 #include <functional>
 #include <stdexcept>
+#include <string>
 #include <thread>
 
 #include "base/log.h"
+#include "base/thread_name.h"
 
 namespace msgx {
 namespace {
@@ -79,6 +81,20 @@ class StageRunnerTest : public ::testing::Test {
     o.leading = std::move(leading);
     o.metrics = &metrics_;
     return std::make_unique<StageRunner>(o);
+  }
+  // A runner whose stages wait on `waiter` (a real one) instead.
+  std::unique_ptr<StageRunner> MakeRunnerWith(StageWaiter* waiter) {
+    StageRunner::Options o;
+    o.clock = &clock_;
+    o.waiter = waiter;
+    o.service = &service_;
+    o.metrics = &metrics_;
+    return std::make_unique<StageRunner>(o);
+  }
+  static StagePolicy IdleForAnHour() {
+    StagePolicy p = Policy();
+    p.idle_wait = Millis(3'600'000);
+    return p;
   }
   static StagePolicy Policy() {
     StagePolicy p;
@@ -303,35 +319,54 @@ TEST_F(StageRunnerTest, StallsOfStagesThatNeedLeadershipAreReported) {
   EXPECT_EQ(reported, (std::vector<std::string>{"stale epoch 3 (current 4)", "db down"}));
 }
 
+// Counts its steps; remembers the name of the thread it stepped on.
+struct Counting final : Stage {
+  explicit Counting(std::atomic<int>* n) : n_(n) {}
+  StepOutcome Step() override {
+    char buf[kMaxThreadName + 1];
+    thread_name.assign(buf, CurrentThreadName(buf));  // read after the join
+    ++*n_;
+    return StepOutcome::Idle();
+  }
+  std::atomic<int>* n_;
+  std::string thread_name;
+};
+
 TEST_F(StageRunnerTest, StagesRunOnTheirOwnThreadsUntilStopped) {
-  auto runner = MakeRunner();
   std::atomic<int> steps{0};
-  struct Counting final : Stage {
-    explicit Counting(std::atomic<int>* n) : n_(n) {}
-    StepOutcome Step() override {
-      ++*n_;
-      return StepOutcome::Idle();
-    }
-    std::atomic<int>* n_;
-  };
   // A real waiter: with idle_wait 1 h the thread steps once and waits until
   // stopped, which must end its wait at once.
   SystemStageWaiter real(&clock_);
-  StageRunner::Options o;
-  o.clock = &clock_;
-  o.waiter = &real;
-  o.service = &service_;
-  o.metrics = &metrics_;
-  runner = std::make_unique<StageRunner>(o);
-  StagePolicy p = Policy();
-  p.idle_wait = Millis(3'600'000);
-  runner->Add("capture", std::make_unique<Counting>(&steps), p);
+  auto runner = MakeRunnerWith(&real);
+  runner->Add("capture", std::make_unique<Counting>(&steps), IdleForAnHour());
   runner->Start();
   for (int i = 0; i < 10'000'000 && steps.load() == 0; ++i) std::this_thread::yield();
   service_.Stop();
   runner->Stop();  // joins
   EXPECT_EQ(steps.load(), 1);
   EXPECT_EQ(Entry(runner->Health(), "capture").state, StageState::kStopped);
+}
+
+// Each stage's thread is named by ThreadNameOf. (A stage may step once
+// more while the service stops: the first to end wakes the others.)
+TEST_F(StageRunnerTest, EachStagesThreadIsNamedAfterIt) {
+  std::atomic<int> steps{0};
+  SystemStageWaiter real(&clock_);
+  auto runner = MakeRunnerWith(&real);
+  auto capture = std::make_unique<Counting>(&steps);
+  auto dispatch = std::make_unique<Counting>(&steps);
+  auto job = std::make_unique<Counting>(&steps);
+  const Counting* names[] = {capture.get(), dispatch.get(), job.get()};
+  runner->Add("capture", std::move(capture), IdleForAnHour());
+  runner->Add("dispatch KAFKA:msg", std::move(dispatch), IdleForAnHour());
+  runner->Add("job proc-state-hst-retention", std::move(job), IdleForAnHour());
+  runner->Start();
+  for (int i = 0; i < 10'000'000 && steps.load() < 3; ++i) std::this_thread::yield();
+  service_.Stop();
+  runner->Stop();  // joins
+  EXPECT_EQ(names[0]->thread_name, "capture");
+  EXPECT_EQ(names[1]->thread_name, "KAFKA:msg");
+  EXPECT_EQ(names[2]->thread_name, "proc-state-hst-");  // cut to 15 bytes
 }
 
 // A stage that steps by a function (no script end, no service stop).
