@@ -12,6 +12,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/fatal_report.h"
+
 namespace msgx {
 namespace {
 
@@ -45,7 +47,7 @@ size_t FormatInt(std::int64_t v, char* buf) {
   return n;
 }
 
-void OnFatalSignal(int sig) {
+void OnFatalSignal(int sig, siginfo_t* info, void* /*context*/) {
   // A fatal signal is handled on the thread that caused it (a fault, or
   // raise/abort, which signal the calling thread). pthread_self() only reads
   // the thread pointer (glibc), so it is safe here although POSIX does not
@@ -73,6 +75,9 @@ void OnFatalSignal(int sig) {
       ::close(fd);
     }
   }
+  // Then say where: the death is on record before anything that could
+  // fault again on a damaged stack or heap.
+  WriteFatalReport(STDERR_FILENO, sig, info);
   // Die the way we would have: default action, re-raised.
   struct sigaction dfl {};
   dfl.sa_handler = SIG_DFL;
@@ -88,11 +93,12 @@ Status CrashGuard::Install(const std::string& deaths_path) {
     return Status::Config("state.dir: deaths file path too long: " + deaths_path);
   }
   std::memcpy(g_path.data(), deaths_path.c_str(), deaths_path.size() + 1);
+  PrepareFatalReport();
   for (int sig : kSignals) {
     struct sigaction sa {};
-    sa.sa_handler = OnFatalSignal;
+    sa.sa_sigaction = OnFatalSignal;
     sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESETHAND | SA_NODEFER;
+    sa.sa_flags = SA_SIGINFO | SA_RESETHAND | SA_NODEFER;
     if (::sigaction(sig, &sa, nullptr) != 0) {
       return Status::Internal(std::string("sigaction: ") + std::strerror(errno));
     }

@@ -4,7 +4,9 @@
 // A fatal-signal handler (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT) appends
 // one line "<offset> <signal>\n" to the deaths file with open/write/close
 // only (async-signal-safe), then re-raises the signal with its default
-// action, so the process still dies the way it would have. Nothing is
+// action, so the process still dies the way it would have. Between the two
+// it writes a crash report with a backtrace to stderr, for every fatal
+// signal on every thread (base/fatal_report.h). Nothing is
 // recorded when no record is being folded, or for SIGKILL/OOM/power loss,
 // which therefore never quarantine anything.
 //

@@ -431,6 +431,15 @@ class CrashTest : public ::testing::Test {
     return text->substr(line, text->find('\n', at) - line);
   }
 
+  // msgx's crash report (docs/operations.md#a-crash-report) from its log,
+  // to the end; "" when it wrote none. A failure message carries it, since
+  // the state directory goes away with the test.
+  std::string MsgxCrashReport() const {
+    auto text = ReadFileToString(state_dir_ + "/msgx.log");
+    const auto at = text.ok() ? text->rfind("msgx: fatal signal") : std::string::npos;
+    return at == std::string::npos ? "" : "\n" + text->substr(at);
+  }
+
   static testing::PgServer* pg_;
   static testing::RedisServer* redis_;
   static testing::KafkaMock* kafka_;
@@ -583,9 +592,9 @@ TEST_P(CrashLoopTest, KillNineWhileMessagesFlowLosesNothingDuplicatesNothing) {
     }
     if (died.ok()) {
       ASSERT_FALSE(fp.empty()) << "msgx died by itself (" << died->code << ") in cycle " << i
-                               << " (" << kKindNames[kind] << "); see " << state_dir_
-                               << "/msgx.log";
-      ASSERT_EQ(died->code, -SIGKILL) << fp;
+                               << " (" << kKindNames[kind] << "); see " << state_dir_ << "/msgx.log"
+                               << MsgxCrashReport();
+      ASSERT_EQ(died->code, -SIGKILL) << fp << MsgxCrashReport();
       ++by_failpoint;
       continue;
     }

@@ -1,18 +1,22 @@
 #include "stream/fold/crash_guard.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "base/failpoint.h"
+#include "base/thread_name.h"
 
 namespace msgx {
 namespace {
@@ -34,6 +38,7 @@ class CrashGuardTest : public ::testing::Test {
   int DieInChild(std::int64_t offset, int sig, int sub = -1) {
     pid_t pid = ::fork();
     if (pid == 0) {
+      QuietStderr();
       if (!CrashGuard::Install(path_).ok()) _exit(3);
       if (offset >= 0) CrashGuard::SetCurrent(offset, sub);
       ::raise(sig);
@@ -50,10 +55,47 @@ class CrashGuardTest : public ::testing::Test {
   int AbortOnAnotherThreadInChild(std::int64_t offset) {
     pid_t pid = ::fork();
     if (pid == 0) {
+      QuietStderr();
       if (!CrashGuard::Install(path_).ok()) _exit(3);
       CrashGuard::SetCurrent(offset);
       std::thread other([] { std::abort(); });
       other.join();
+      _exit(4);  // not reached
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return status;
+  }
+
+  // Sends the child's stderr (its crash report) to `report` instead of
+  // the test's output.
+  static void QuietStderr(const std::string& report = "/dev/null") {
+    const int fd = ::open(report.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) _exit(5);
+    ::dup2(fd, STDERR_FILENO);
+  }
+
+  // Forks a child that installs the guard and, on a thread named
+  // `thread_name`, writes through a pointer to address 16 (`fault`) or
+  // aborts. The child's crash report goes to `report`. Returns the
+  // child's wait status.
+  int CrashOnNamedThreadInChild(const std::string& thread_name, bool fault,
+                                const std::string& report) {
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      QuietStderr(report);
+      if (!CrashGuard::Install(path_).ok()) _exit(3);
+      std::thread crashy([&] {
+        SetCurrentThreadName(thread_name);
+        if (fault) {
+          // Through a volatile, so that the compiler cannot see the address.
+          volatile std::uintptr_t where = 16;
+          auto* bad = reinterpret_cast<volatile int*>(where);  // NOLINT(performance-no-int-to-ptr)
+          *bad = 1;
+        }
+        std::abort();
+      });
+      crashy.join();
       _exit(4);  // not reached
     }
     int status = 0;
@@ -111,6 +153,47 @@ TEST_F(CrashGuardTest, OnlyADeathOnTheFoldThreadCounts) {
   ASSERT_TRUE(deaths.ok());
   ASSERT_EQ(deaths->size(), 1u);
   EXPECT_EQ(deaths->at({7, -1}).count, 1);
+}
+
+// Every fatal signal, on any thread and whether or not a record is armed,
+// leaves a report on stderr: the signal, the faulting address, the thread's
+// name and a backtrace with frames in this binary (docs/operations.md#a-crash-report).
+TEST_F(CrashGuardTest, AFatalSignalOnAnyThreadWritesAReportWithABacktrace) {
+  const std::string report = path_ + ".report";
+  int status = CrashOnNamedThreadInChild("msgx:crash-test-thread", true, report);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  EXPECT_EQ(WTERMSIG(status), SIGSEGV);  // still dies of the fault
+  std::string text;
+  {
+    std::ifstream in(report);
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  EXPECT_NE(text.find("msgx: fatal signal " + std::to_string(SIGSEGV) +
+                      " (SIGSEGV) at address 0x10 on thread \"msgx:crash-test\" (tid "),
+            std::string::npos)
+      << text;
+  // A frame in this binary (named by the path it was started as), then
+  // the end line.
+  const std::string self =
+      std::filesystem::read_symlink("/proc/self/exe").filename().string() + "(+0x";
+  const std::size_t frame = text.find(self);
+  EXPECT_NE(frame, std::string::npos) << text;
+  EXPECT_NE(text.find("msgx: end of the backtrace\n", frame), std::string::npos) << text;
+
+  // abort() carries no address; the thread's name is cut to 15 bytes.
+  status = CrashOnNamedThreadInChild("msgx:applier", false, report);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  EXPECT_EQ(WTERMSIG(status), SIGABRT);
+  {
+    std::ifstream in(report);
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  EXPECT_NE(text.find("msgx: fatal signal " + std::to_string(SIGABRT) +
+                      " (SIGABRT) on thread \"msgx:applier\" (tid "),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("msgx: end of the backtrace\n"), std::string::npos) << text;
+  std::filesystem::remove(report);
 }
 
 TEST_F(CrashGuardTest, PruneDropsAppliedOffsetsAndTornLinesAreIgnored) {
