@@ -79,9 +79,11 @@ Result<TimeZone> TimeZone::FromTzif(std::string_view name, std::string_view b) {
   }
   const std::size_t data_end = at + DataSize(h, time_size);
   if (b.size() < data_end) return bad("truncated");
-  const std::string_view times = b.substr(at);
-  const auto* idx = reinterpret_cast<const unsigned char*>(b.data() + at + h.timecnt * time_size);
-  const std::string_view types = b.substr(at + h.timecnt * time_size + h.timecnt);
+  // The data block's first three arrays (RFC 8536 §3.2), within data_end.
+  const std::string_view times = b.substr(at, std::size_t{h.timecnt} * time_size);
+  const std::string_view type_indexes = b.substr(at + times.size(), h.timecnt);
+  const std::string_view types =
+      b.substr(at + times.size() + type_indexes.size(), std::size_t{h.typecnt} * 6);
 
   TimeZone tz;
   tz.name_ = std::string(name);
@@ -97,10 +99,11 @@ Result<TimeZone> TimeZone::FromTzif(std::string_view name, std::string_view b) {
         time_size == 8
             ? static_cast<std::int64_t>(ReadBigEndian64(times.substr(std::size_t{i} * 8)))
             : static_cast<std::int32_t>(ReadBigEndian32(times.substr(std::size_t{i} * 4)));
-    if (idx[i] >= h.typecnt) return bad("type index");
+    const auto type = static_cast<unsigned char>(type_indexes[i]);
+    if (type >= h.typecnt) return bad("type index");
     if (!tz.transitions_.empty() && t <= tz.transitions_.back()) return bad("unordered");
     tz.transitions_.push_back(t);
-    tz.offsets_.push_back(type_offsets[idx[i]]);
+    tz.offsets_.push_back(type_offsets[type]);
   }
   if (time_size == 8) {
     // RFC 8536 §3.3: "\n" TZ-string "\n"; an empty string means no rule.

@@ -3,6 +3,8 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "codecs/posix_tz.h"
 #include "codecs/sis_json.h"
@@ -22,23 +24,35 @@ TimeZone Load(const char* name) {
 // `type0`), then the footer "\n" + footer + "\n" (`tail` replaces that
 // footer when given, to build malformed ones).
 std::string SlimTzif(std::string_view footer, std::int32_t type0 = 0,
-                     const std::string* tail = nullptr) {
+                     const std::string* tail = nullptr,
+                     const std::vector<std::pair<std::int64_t, unsigned char>>& transitions = {}) {
   auto be32 = [](std::string* out, std::uint32_t v) {
     for (int shift = 24; shift >= 0; shift -= 8) out->push_back(static_cast<char>(v >> shift));
   };
-  auto block = [&](std::string* out) {
+  // A block of 8-byte times (v2) holds `transitions` and a second type,
+  // type0 + 1 h; the v1 block holds neither.
+  auto block = [&](std::string* out, bool v2) {
+    const auto timecnt = static_cast<std::uint32_t>(v2 ? transitions.size() : 0);
+    const std::uint32_t typecnt = v2 && !transitions.empty() ? 2 : 1;
     out->append("TZif2");
     out->append(15, '\0');
     // isutcnt isstdcnt leapcnt timecnt typecnt charcnt
-    for (std::uint32_t v : {0U, 0U, 0U, 0U, 1U, 4U}) be32(out, v);
-    be32(out, static_cast<std::uint32_t>(type0));  // ttinfo: utoff, isdst, desigidx
-    out->push_back('\0');
-    out->push_back('\0');
+    for (std::uint32_t v : {0U, 0U, 0U, timecnt, typecnt, 4U}) be32(out, v);
+    for (const auto& [t, type] : v2 ? transitions : decltype(transitions){}) {
+      be32(out, static_cast<std::uint32_t>(static_cast<std::uint64_t>(t) >> 32));
+      be32(out, static_cast<std::uint32_t>(t));
+    }
+    for (const auto& [t, type] : v2 ? transitions : decltype(transitions){}) out->push_back(type);
+    for (std::uint32_t i = 0; i < typecnt; ++i) {
+      be32(out, static_cast<std::uint32_t>(type0 + static_cast<std::int32_t>(i) * 3600));
+      out->push_back(static_cast<char>(i));  // isdst
+      out->push_back('\0');                  // desigidx
+    }
     out->append("XXX", 4);  // the designation, NUL included
   };
   std::string b;
-  block(&b);  // the v1 header and data block
-  block(&b);  // the v2 header and data block (no transitions: 8-byte times do not show)
+  block(&b, false);  // the v1 header and data block
+  block(&b, true);   // the v2 header and data block
   if (tail != nullptr) return b + *tail;
   return b + "\n" + std::string(footer) + "\n";
 }
@@ -328,6 +342,26 @@ TEST(CodecTimeZone, MalformedFooterIsConfig) {
   auto z1 = TimeZone::FromTzif("v1", v1 + "garbage");
   ASSERT_TRUE(z1.ok()) << z1.status().ToString();
   EXPECT_EQ(z1->OffsetAt(At(2050, 7, 1)), 0);
+}
+
+// Transitions are read in order, each with its type; a type index past
+// the types, or a transition not after the one before, is refused.
+TEST(CodecTimeZone, TransitionsAndTheirTypeIndexes) {
+  const std::int64_t t1 = At(2030, 3, 1);
+  const std::int64_t t2 = At(2030, 10, 1);
+  auto z = TimeZone::FromTzif("two", SlimTzif("", 0, nullptr, {{t1, 1}, {t2, 0}}));
+  ASSERT_TRUE(z.ok()) << z.status().ToString();
+  ExpectChange(*z, t1, 0, 1);
+  ExpectChange(*z, t2, 1, 0);
+
+  auto past = TimeZone::FromTzif("x", SlimTzif("", 0, nullptr, {{t1, 1}, {t2, 2}}));
+  ASSERT_FALSE(past.ok());
+  EXPECT_NE(past.status().ToString().find("bad TZif file (type index)"), std::string::npos)
+      << past.status().ToString();
+  auto unordered = TimeZone::FromTzif("x", SlimTzif("", 0, nullptr, {{t2, 1}, {t1, 0}}));
+  ASSERT_FALSE(unordered.ok());
+  EXPECT_NE(unordered.status().ToString().find("bad TZif file (unordered)"), std::string::npos)
+      << unordered.status().ToString();
 }
 
 }  // namespace
