@@ -7,6 +7,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
 #include "base/thread_name.h"
 
@@ -84,6 +85,43 @@ void PrepareFatalReport() {
   void* frames[1];
   (void)::backtrace(frames, 1);
 }
+
+namespace {
+
+// The calling thread's alternate signal stack, from its first
+// PrepareThreadForFatalReport to the thread's end. A stack the thread has
+// already (a sanitizer runtime gives each thread one) is kept, not replaced.
+class AltStack {
+ public:
+  AltStack() {
+    stack_t now{};
+    if (::sigaltstack(nullptr, &now) == 0 && (now.ss_flags & SS_DISABLE) == 0) return;
+    bytes_ = std::make_unique<char[]>(kSize);
+    stack_t ss{};
+    ss.ss_sp = bytes_.get();
+    ss.ss_size = kSize;
+    if (::sigaltstack(&ss, nullptr) != 0) bytes_.reset();
+  }
+  AltStack(const AltStack&) = delete;
+  AltStack& operator=(const AltStack&) = delete;
+  ~AltStack() {
+    if (!bytes_) return;  // not ours
+    // Off before the bytes go: a signal after this runs on the thread's stack.
+    stack_t off{};
+    off.ss_flags = SS_DISABLE;
+    ::sigaltstack(&off, nullptr);
+  }
+
+ private:
+  // The report's backtrace unwinds through libgcc on this stack: ample
+  // beside glibc's SIGSTKSZ minimum.
+  static constexpr std::size_t kSize = std::size_t{64} * 1024;
+  std::unique_ptr<char[]> bytes_;
+};
+
+}  // namespace
+
+void PrepareThreadForFatalReport() { thread_local const AltStack stack; }
 
 void WriteFatalReport(int fd, int sig, const siginfo_t* info) {
   Line head;

@@ -29,6 +29,17 @@ namespace msgx {
 // Loads the unwinder. Call once, before installing a handler that reports.
 void PrepareFatalReport();
 
+// Gives the calling thread a stack of its own for signal handlers
+// (sigaltstack), which a handler installed with SA_ONSTACK runs on. Without
+// it, a stack overflow kills the thread's process with no handler run: no
+// report, and on the fold's thread no crash poison, so a message that
+// overflows the stack would kill msgx again at every start. Idempotent per
+// thread; the stack is released when the thread ends. A stack the thread
+// already has (a sanitizer's) is kept. A thread that never
+// calls it (librdkafka's, RocksDB's) runs handlers on its own stack, as
+// before.
+void PrepareThreadForFatalReport();
+
 // Writes the report for `sig` (with `info` from an SA_SIGINFO handler, or
 // null) to `fd`. Returns nothing: there is nobody left to tell of a failure.
 void WriteFatalReport(int fd, int sig, const siginfo_t* info);

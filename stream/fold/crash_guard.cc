@@ -94,11 +94,14 @@ Status CrashGuard::Install(const std::string& deaths_path) {
   }
   std::memcpy(g_path.data(), deaths_path.c_str(), deaths_path.size() + 1);
   PrepareFatalReport();
+  PrepareThreadForFatalReport();  // the calling thread's; each other thread its own
   for (int sig : kSignals) {
     struct sigaction sa {};
     sa.sa_sigaction = OnFatalSignal;
     sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_SIGINFO | SA_RESETHAND | SA_NODEFER;
+    // On the thread's own signal stack where it has one
+    // (PrepareThreadForFatalReport): a stack overflow is reported too.
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESETHAND | SA_NODEFER;
     if (::sigaction(sig, &sa, nullptr) != 0) {
       return Status::Internal(std::string("sigaction: ") + std::strerror(errno));
     }

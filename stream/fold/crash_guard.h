@@ -6,7 +6,9 @@
 // only (async-signal-safe), then re-raises the signal with its default
 // action, so the process still dies the way it would have. Between the two
 // it writes a crash report with a backtrace to stderr, for every fatal
-// signal on every thread (base/fatal_report.h). Nothing is
+// signal on every thread (base/fatal_report.h). The handler runs on the
+// thread's own signal stack where it has one (PrepareThreadForFatalReport),
+// so a stack overflow on the fold's thread is recorded too. Nothing is
 // recorded when no record is being folded, or for SIGKILL/OOM/power loss,
 // which therefore never quarantine anything.
 //

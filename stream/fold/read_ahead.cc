@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "base/fatal_report.h"
 #include "base/thread_name.h"
 #include "stream/fold/decoded_ahead.h"
 
@@ -17,6 +18,7 @@ FoldReadAhead::FoldReadAhead(const LogFoldSource* source, std::int64_t from, std
       next_(from) {
   thread_ = std::thread([this] {
     SetCurrentThreadName("fold-readahead");  // for top -H, perf and crash reports
+    PrepareThreadForFatalReport();
     Run();
   });
 }

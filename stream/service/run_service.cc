@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/backoff.h"
+#include "base/fatal_report.h"
 #include "base/file_lock.h"
 #include "base/log.h"
 #include "base/service_notify.h"
@@ -530,6 +531,7 @@ int RunService(const Config& config) {
   if (keeper) {
     keeper_thread = std::thread([&] {
       SetCurrentThreadName("leadership");
+      PrepareThreadForFatalReport();
       if (Status s = keeper->Run(); !s.ok()) {
         lg->error("ALARM: leadership stopped: {}", s.ToString());
         keeper_exit = s.error_class() == ErrorClass::kConfig ? 2 : 1;

@@ -4,6 +4,7 @@
 #include <exception>
 
 #include "base/backoff.h"
+#include "base/fatal_report.h"
 #include "base/log.h"
 #include "base/thread_name.h"
 
@@ -115,6 +116,7 @@ void StageRunner::Start() {
     if (e->on_caller_thread) continue;
     threads_.emplace_back([this, raw = e.get()] {
       SetCurrentThreadName(ThreadNameOf(raw->health.name));
+      PrepareThreadForFatalReport();
       Loop(raw);
     });
   }

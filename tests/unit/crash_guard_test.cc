@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "base/failpoint.h"
+#include "base/fatal_report.h"
 #include "base/thread_name.h"
 
 namespace msgx {
@@ -101,6 +102,37 @@ class CrashGuardTest : public ::testing::Test {
     int status = 0;
     ::waitpid(pid, &status, 0);
     return status;
+  }
+
+  // Forks a child that installs the guard and, on a thread that prepared
+  // its signal stack (or not: `prepared`), arms `offset` and overflows its
+  // stack. The crash report goes to `report`. Returns the wait status.
+  int OverflowTheStackInChild(std::int64_t offset, bool prepared, const std::string& report) {
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      QuietStderr(report);
+      if (!CrashGuard::Install(path_).ok()) _exit(3);
+      std::thread deep([&] {
+        if (prepared) PrepareThreadForFatalReport();
+        CrashGuard::SetCurrent(offset);
+        volatile int from = 1;
+        _exit(Recurse(from) == 0 ? 4 : 5);  // not reached
+      });
+      deep.join();
+      _exit(4);  // not reached
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return status;
+  }
+
+  // Recurses until the stack overflows (n never reaches 0 from 1), with a
+  // frame the compiler cannot fold into a loop.
+  static int Recurse(int n) {
+    volatile char frame[512];
+    frame[0] = static_cast<char>(n);
+    if (n <= 0) return frame[0];
+    return Recurse(n + 1) + frame[0];
   }
 
   // The deaths file's lines.
@@ -190,6 +222,30 @@ TEST_F(CrashGuardTest, AFatalSignalOnAnyThreadWritesAReportWithABacktrace) {
   }
   EXPECT_NE(text.find("msgx: fatal signal " + std::to_string(SIGABRT) +
                       " (SIGABRT) on thread \"msgx:applier\" (tid "),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("msgx: end of the backtrace\n"), std::string::npos) << text;
+  std::filesystem::remove(report);
+}
+
+// A stack overflow on a thread with its own signal stack is recorded
+// against the armed record and reported; without that stack no handler can
+// run, and the death would go unrecorded (docs/operations.md#a-crash-report).
+TEST_F(CrashGuardTest, AStackOverflowIsRecordedAndReported) {
+  const std::string report = path_ + ".report";
+  int status = OverflowTheStackInChild(23, true, report);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  EXPECT_EQ(WTERMSIG(status), SIGSEGV);
+  auto deaths = CrashGuard::ReadDeaths(path_);
+  ASSERT_TRUE(deaths.ok());
+  ASSERT_EQ(deaths->size(), 1u);
+  EXPECT_EQ(deaths->at({23, -1}).last_signal, SIGSEGV);
+  std::string text;
+  {
+    std::ifstream in(report);
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  EXPECT_NE(text.find("msgx: fatal signal " + std::to_string(SIGSEGV) + " (SIGSEGV) at address "),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("msgx: end of the backtrace\n"), std::string::npos) << text;
