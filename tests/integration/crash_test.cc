@@ -212,9 +212,13 @@ class CrashTest : public ::testing::Test {
   }
   // One number the mailbox answers to `sql` (a count).
   std::int64_t MailboxCount(const std::string& sql) {
-    const std::string out =
-        kind_ == MailboxKind::kMariaDb ? maria_->Sql("aodb", sql) : pg_->Psql("aodb", sql);
-    return std::strtoll(out.c_str(), nullptr, 10);  // a failed query failed the test
+    // A failed query failed the test.
+    return std::strtoll(MailboxText(sql).c_str(), nullptr, 10);
+  }
+
+  // What the mailbox answers to `sql`, as the client prints it.
+  std::string MailboxText(const std::string& sql) {
+    return kind_ == MailboxKind::kMariaDb ? maria_->Sql("aodb", sql) : pg_->Psql("aodb", sql);
   }
 
   std::vector<std::string> Env(const std::string& failpoints = "") const {
@@ -433,7 +437,8 @@ class CrashTest : public ::testing::Test {
 
   // msgx's crash report (docs/operations.md#a-crash-report) from its log,
   // to the end; "" when it wrote none. A failure message carries it, since
-  // the state directory goes away with the test.
+  // the next test binary sweeps the state directory away (CI's log keeps
+  // only what the tests print).
   std::string MsgxCrashReport() const {
     auto text = ReadFileToString(state_dir_ + "/msgx.log");
     const auto at = text.ok() ? text->rfind("msgx: fatal signal") : std::string::npos;
@@ -647,7 +652,22 @@ TEST_P(CrashLoopTest, KillNineWhileMessagesFlowLosesNothingDuplicatesNothing) {
   StopMsgx(pid);
   EXPECT_TRUE(settled) << "the mirror, PostgreSQL or the outbox did not catch up; see "
                        << state_dir_ << "/msgx.log";
-  EXPECT_EQ(unmarked(), 0) << "mailbox rows not marked, or marks not settled MARKED";
+  // On a failure, what is left: the outcomes by mark state, with the
+  // reason of a few, and the mailbox rows by status.
+  auto marks_left = [&] {
+    return pg_->Psql(own_db_,
+                     "SELECT coalesce(mark_state, 'NULL') || ' ' || state || ': ' || count(*) || "
+                     "' (e.g. msg ' || min(msg_id) || ': ' || coalesce(max(mark_reason), '') || "
+                     "')' FROM proc_state WHERE mark_state IS DISTINCT FROM 'MARKED' GROUP BY "
+                     "mark_state, state") +
+           "mailbox (status/unmarked: rows): " +
+           MailboxText(
+               "SELECT coalesce(cminmsgs_status, 'NULL'), cminmsgs_date_processed IS NULL, "
+               "count(*) FROM cminmsgs GROUP BY 1, 2");
+  };
+  EXPECT_EQ(unmarked(), 0) << "mailbox rows not marked, or marks not settled MARKED; see "
+                           << state_dir_ << "/msgx.log\n"
+                           << marks_left();
   EXPECT_EQ(MsgxLogLine("ALARM"), "");
 
   // msgx has exited; on a loaded machine give the kernel a moment to
