@@ -55,6 +55,8 @@ class PipelineTest : public ::testing::Test {
     kafka_ = testing::KafkaMock::Start().release();
   }
   static void TearDownTestSuite() {
+    delete maria_;
+    maria_ = nullptr;
     delete kafka_;
     delete redis_;
     delete pg_;
@@ -74,6 +76,11 @@ class PipelineTest : public ::testing::Test {
     for (const std::string& t : {topic_msg_, topic_schd_, topic_ref_}) kafka_->CreateTopic(t);
     own_url_ = testing::CreateMigratedDatabase(own_pg_, own_db_);
     pg_->Psql("aodb", "TRUNCATE cminmsgs");
+    if (maria_mailbox_) {
+      if (maria_ == nullptr) maria_ = testing::MariaDbServer::Start().release();
+      maria_->Sql("mysql", "DROP DATABASE IF EXISTS aodb; CREATE DATABASE aodb");
+      maria_->Sql("aodb", kLocalMariaDbMailboxDdl);
+    }
     auto dir = testing::MakeOwnedTempDir("pipeline", std::nullopt);
     ASSERT_TRUE(dir.ok());
     state_dir_ = *dir;
@@ -81,8 +88,17 @@ class PipelineTest : public ::testing::Test {
     redis_->Cli({"FLUSHALL"});
   }
 
+  // The mailbox: the PostgreSQL one, or, in PipelineMariaDbTest, MariaDB's
+  // (msgx's account there is `msgx`, which no fixture uses).
+  std::string MailboxUrl() const { return maria_mailbox_ ? maria_->Url("aodb") : pg_->Url("aodb"); }
+  // What the mailbox answers to `sql`, as its client prints it (as root on
+  // MariaDB).
+  std::string MailboxSql(const std::string& sql) const {
+    return maria_mailbox_ ? maria_->Sql("aodb", sql) : pg_->Psql("aodb", sql);
+  }
+
   std::vector<std::string> Env() const {
-    return {"MSGX_MAILBOX_URL=" + pg_->Url("aodb"), "MSGX_POSTGRES_URL=" + own_url_,
+    return {"MSGX_MAILBOX_URL=" + MailboxUrl(), "MSGX_POSTGRES_URL=" + own_url_,
             "MSGX_REDIS_URL=" + redis_->Url(),
             "MSGX_KAFKA_BOOTSTRAP_SERVERS=" + kafka_->Bootstrap(), "MSGX_STATE_DIR=" + state_dir_,
             "MSGX_KAFKA_TOPICS_MSG=" + topic_msg_, "MSGX_KAFKA_TOPICS_SCHD=" + topic_schd_,
@@ -115,16 +131,36 @@ class PipelineTest : public ::testing::Test {
   // their value cycling through five variants, so that every generated
   // message changes a flight.
   std::int64_t LoadMailbox(int generated) {
-    auto plan = app::LoadCorpus(MSGX_CORPUS_DIR, pg_->Url("aodb"), "cminmsgs", "Asia/Shanghai",
+    auto plan = app::LoadCorpus(MSGX_CORPUS_DIR, MailboxUrl(), "cminmsgs", "Asia/Shanghai",
                                 *SystemClock::Default());
     EXPECT_TRUE(plan.ok()) << plan.status().ToString();
     if (generated > 0) AddGenerated(generated, 500'000);
-    pqxx::connection c(pg_->Url("aodb"));
-    pqxx::nontransaction nt(c);
-    return nt.exec1("SELECT count(*) FROM cminmsgs")[0].as<std::int64_t>();
+    return MailboxRows();
   }
 
   void AddGenerated(int n, int seqn_base) {
+    if (maria_mailbox_) {
+      // The same rows in MariaDB's SQL: its SEQUENCE engine's seq_1_to_<n>
+      // for generate_series, and a backslash escaped in string literals.
+      const std::string base = std::to_string(seqn_base);
+      const std::string templates =
+          "FROM cminmsgs WHERE cminmsgs_subsystem_type = 'FLOP' AND cminmsgs_subsystem_subtype IN "
+          "('STND','RENO','RUNW','REMC','TRML')";
+      maria_->Sql(
+          "aodb",
+          "INSERT INTO cminmsgs (cminmsgs_clob_msg, cminmsgs_date_received, cminmsgs_status) "
+          "SELECT REGEXP_REPLACE(REGEXP_REPLACE(t.xml, '<SEQN>[0-9]+</SEQN>', CONCAT('<SEQN>', " +
+              base +
+              " + g.seq, '</SEQN>')), '<(STND|RENO|RUNW|REMC|TRML)>([^<]+)</', "
+              "CONCAT('<\\\\1>\\\\2', ((" +
+              base + " + g.seq) DIV c.n) % 5, '</')), NOW(), 'VALID' FROM seq_1_to_" +
+              std::to_string(n) +
+              " g JOIN (SELECT ROW_NUMBER() OVER (ORDER BY cminmsgs_id) - 1 AS id, "
+              "cminmsgs_clob_msg AS xml " +
+              templates + ") t JOIN (SELECT count(*) AS n " + templates +
+              ") c ON t.id = g.seq % c.n");
+      return;
+    }
     pg_->Psql("aodb",
               "CREATE TEMP TABLE tpl AS SELECT row_number() OVER (ORDER BY cminmsgs_id) - 1 AS id, "
               "cminmsgs_clob_msg AS xml FROM cminmsgs WHERE cminmsgs_subsystem_type = 'FLOP' "
@@ -172,7 +208,7 @@ class PipelineTest : public ::testing::Test {
   testing::PipelineCheckInput CheckInput() const {
     testing::PipelineCheckInput in;
     in.state_dir = state_dir_;
-    in.mailbox_url = pg_->Url("aodb");
+    in.mailbox_url = MailboxUrl();
     in.own_url = own_url_;
     in.redis_url = redis_->Url();
     return in;
@@ -189,9 +225,7 @@ class PipelineTest : public ::testing::Test {
   }
 
   std::int64_t MailboxRows() {
-    pqxx::connection c(pg_->Url("aodb"));
-    pqxx::nontransaction nt(c);
-    return nt.exec1("SELECT count(*) FROM cminmsgs")[0].as<std::int64_t>();
+    return std::strtoll(MailboxSql("SELECT count(*) FROM cminmsgs").c_str(), nullptr, 10);
   }
 
   std::int64_t OwnCount(const std::string& sql) {
@@ -288,8 +322,14 @@ class PipelineTest : public ::testing::Test {
     return out.ok() ? out->out : "";
   }
 
-  static testing::PgServer* pg_;      // the mailbox's (another team's) server
-  static testing::PgServer* own_pg_;  // msgx's own database server
+  // The fault run (FaultsWhileTrafficFlowsLoseNothing), on this fixture's
+  // mailbox.
+  void FaultRun();
+
+  static testing::MariaDbServer* maria_;  // PipelineMariaDbTest's mailbox, started by it
+  bool maria_mailbox_ = false;            // the mailbox is maria_'s, not pg_'s
+  static testing::PgServer* pg_;          // the mailbox's (another team's) server
+  static testing::PgServer* own_pg_;      // msgx's own database server
   static testing::RedisServer* redis_;
   static testing::KafkaMock* kafka_;
   static int n_;
@@ -300,6 +340,7 @@ class PipelineTest : public ::testing::Test {
   std::string msgx_log_;  // msgx's stderr: in the first state_dir_, wherever that moves
 };
 
+testing::MariaDbServer* PipelineTest::maria_ = nullptr;
 testing::PgServer* PipelineTest::pg_ = nullptr;
 testing::PgServer* PipelineTest::own_pg_ = nullptr;
 testing::RedisServer* PipelineTest::redis_ = nullptr;
@@ -1148,15 +1189,16 @@ int FaultSeconds() {
 // `refold --verify` passes. Where this machine may mount a tmpfs, state.dir
 // is on one and the last fault fills it up to its last byte: the log and
 // the state store stall at their free-space reserve
-// (docs/operations.md#error-classes).
-TEST_F(PipelineTest, FaultsWhileTrafficFlowsLoseNothing) {
+// (docs/operations.md#error-classes). PipelineMariaDbTest runs the same
+// against a MariaDB mailbox.
+void PipelineTest::FaultRun() {
   ScopedTmpfs tmpfs(state_dir_ + "/fs", "512m");
   if (tmpfs.Mounted()) {
     state_dir_ += "/fs";
   } else {
     std::printf("cannot mount a tmpfs here: the full state.dir is left out\n");
   }
-  LoadMailbox(0);
+  const std::int64_t loaded = LoadMailbox(0);
   Consumers consumers;
   StartConsumers(&consumers, seconds(600));
   auto& consumed = consumers.consumed;
@@ -1182,7 +1224,12 @@ TEST_F(PipelineTest, FaultsWhileTrafficFlowsLoseNothing) {
         "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = '";
     const std::string not_psql = "' AND application_name <> 'psql' AND pid <> pg_backend_pid()";
     own_pg_->Psql("postgres", kill + own_db_ + not_psql);
-    if (mailbox_too) pg_->Psql("postgres", kill + "aodb" + not_psql);
+    if (!mailbox_too) return;
+    if (maria_mailbox_) {
+      maria_->Sql("mysql", "KILL USER msgx");  // msgx's account, not the fixture's root
+    } else {
+      pg_->Psql("postgres", kill + "aodb" + not_psql);
+    }
   };
 
   fault(
@@ -1274,7 +1321,7 @@ TEST_F(PipelineTest, FaultsWhileTrafficFlowsLoseNothing) {
   auto log = ReadFileToString(msgx_log_);
   ASSERT_TRUE(log.ok());
   std::vector<std::string> met = {"OOM command not allowed", "MISCONF", "read-only transaction",
-                                  "not connected"};
+                                  "not connected", "INFRA: mailbox"};
   if (tmpfs.Mounted()) met.emplace_back("msgx keeps free");
   for (const std::string& needle : met) {
     EXPECT_NE(log->find(needle), std::string::npos) << "never met: " << needle;
@@ -1284,11 +1331,32 @@ TEST_F(PipelineTest, FaultsWhileTrafficFlowsLoseNothing) {
   // Every event reached Kafka exactly once (a read_committed consumer,
   // docs/dispatch.md#exactly-once), in per-flight order.
   const auto targets = EventsByTarget();
+  // Most generated rows changed a flight (some set a value another row of
+  // the same batch has just set): the traffic was real.
+  EXPECT_GT(rows - loaded, 40 * 10) << "the traffic did not arrive";
+  EXPECT_GE(targets.at("KAFKA:msg"), (rows - loaded) / 2)
+      << rows << " rows, " << loaded << " loaded";
   const std::set<std::string> ids = EventIdsInKeyOrder(consumed[topic_msg_]);
   EXPECT_EQ(static_cast<std::int64_t>(ids.size()), targets.at("KAFKA:msg"));
   EXPECT_EQ(consumed[topic_msg_].size(), ids.size()) << "events delivered twice";
   testing::ExpectRefoldVerifies(Env(), std::chrono::minutes(5));
 }
+
+TEST_F(PipelineTest, FaultsWhileTrafficFlowsLoseNothing) { FaultRun(); }
+
+// The pipeline with a MariaDB mailbox (docs/operations.md#running-against-mariadbmysql):
+// mailbox.url is a mysql:// URL to a throwaway MariaDB server, loaded and
+// fed the same rows; "every connection terminated" kills msgx's MariaDB
+// connections too (KILL USER).
+class PipelineMariaDbTest : public PipelineTest {
+ protected:
+  void SetUp() override {
+    maria_mailbox_ = true;
+    PipelineTest::SetUp();
+  }
+};
+
+TEST_F(PipelineMariaDbTest, FaultsWhileTrafficFlowsLoseNothing) { FaultRun(); }
 
 // A full state.dir at start-up is an outage too: msgx waits for 64 MiB
 // free, says why in /readyz, and starts once there is (a tmpfs filled by
