@@ -54,15 +54,26 @@ struct MariaDbServer::Impl {
   }
 
   Status Launch() {
-    SpawnOptions o = Options(
-        {"mariadbd", "--no-defaults", "--datadir=" + DataDir().string(),
-         "--socket=" + Socket().string(), "--port=" + std::to_string(port),
-         "--bind-address=127.0.0.1", "--pid-file=" + (root / "mariadbd.pid").string(),
-         "--log-error=" + LogPath().string(), "--skip-name-resolve", "--skip-log-bin",
-         "--character-set-server=utf8mb4", "--collation-server=utf8mb4_bin",
-         "--max-allowed-packet=64M", "--max-connections=100", "--innodb-buffer-pool-size=32M",
-         "--innodb-log-file-size=16M", "--innodb-flush-log-at-trx-commit=0",
-         "--innodb-doublewrite=0", "--performance-schema=OFF"});
+    SpawnOptions o = Options({"mariadbd",
+                              "--no-defaults",
+                              "--datadir=" + DataDir().string(),
+                              "--socket=" + Socket().string(),
+                              "--tmpdir=" + root.string(),
+                              "--port=" + std::to_string(port),
+                              "--bind-address=127.0.0.1",
+                              "--pid-file=" + (root / "mariadbd.pid").string(),
+                              "--log-error=" + LogPath().string(),
+                              "--skip-name-resolve",
+                              "--skip-log-bin",
+                              "--character-set-server=utf8mb4",
+                              "--collation-server=utf8mb4_bin",
+                              "--max-allowed-packet=64M",
+                              "--max-connections=100",
+                              "--innodb-buffer-pool-size=32M",
+                              "--innodb-log-file-size=16M",
+                              "--innodb-flush-log-at-trx-commit=0",
+                              "--innodb-doublewrite=0",
+                              "--performance-schema=OFF"});
     o.stdout_path = (root / "mariadbd.out").string();
     o.stderr_path = o.stdout_path;
     o.append_output = true;
@@ -123,9 +134,12 @@ std::unique_ptr<MariaDbServer> MariaDbServer::Start() {
     CleanupRegistry::Remove(raw->handle);
     FailStart(what);
   };
-  Result<CommandOutput> init = RunCommand(raw->Options(
-      {"mariadb-install-db", "--no-defaults", "--datadir=" + raw->DataDir().string(),
-       "--auth-root-authentication-method=socket", "--skip-test-db", "--skip-name-resolve"}));
+  Result<CommandOutput> init = RunCommand(
+      raw->Options({"mariadb-install-db", "--no-defaults", "--datadir=" + raw->DataDir().string(),
+                    // Its own temporary files, not /tmp's: a server being installed beside
+                    // another (a second test binary) failed on a temporary table there.
+                    "--tmpdir=" + raw->root.string(), "--auth-root-authentication-method=socket",
+                    "--skip-test-db", "--skip-name-resolve"}));
   if (!init.ok() || !init->status.ok()) {
     fail("mariadb-install-db failed: " +
          (init.ok() ? init->out + init->err : init.status().ToString()));
