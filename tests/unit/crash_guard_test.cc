@@ -135,6 +135,12 @@ class CrashGuardTest : public ::testing::Test {
     return Recurse(n + 1) + frame[0];
   }
 
+  // The whole of the file at `path` ("" when there is none).
+  static std::string ReadWhole(const std::string& path) {
+    std::ifstream in(path);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  }
+
   // The deaths file's lines.
   std::vector<std::string> ReadLines() const {
     std::vector<std::string> lines;
@@ -195,11 +201,7 @@ TEST_F(CrashGuardTest, AFatalSignalOnAnyThreadWritesAReportWithABacktrace) {
   int status = CrashOnNamedThreadInChild("msgx:crash-test-thread", true, report);
   ASSERT_TRUE(WIFSIGNALED(status));
   EXPECT_EQ(WTERMSIG(status), SIGSEGV);  // still dies of the fault
-  std::string text;
-  {
-    std::ifstream in(report);
-    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  }
+  std::string text = ReadWhole(report);
   EXPECT_NE(text.find("msgx: fatal signal " + std::to_string(SIGSEGV) +
                       " (SIGSEGV) at address 0x10 on thread \"msgx:crash-test\" (tid "),
             std::string::npos)
@@ -212,14 +214,11 @@ TEST_F(CrashGuardTest, AFatalSignalOnAnyThreadWritesAReportWithABacktrace) {
   EXPECT_NE(frame, std::string::npos) << text;
   EXPECT_NE(text.find("msgx: end of the backtrace\n", frame), std::string::npos) << text;
 
-  // abort() carries no address; the thread's name is cut to 15 bytes.
+  // abort() carries no address. (The name above was cut to 15 bytes.)
   status = CrashOnNamedThreadInChild("msgx:applier", false, report);
   ASSERT_TRUE(WIFSIGNALED(status));
   EXPECT_EQ(WTERMSIG(status), SIGABRT);
-  {
-    std::ifstream in(report);
-    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  }
+  text = ReadWhole(report);
   EXPECT_NE(text.find("msgx: fatal signal " + std::to_string(SIGABRT) +
                       " (SIGABRT) on thread \"msgx:applier\" (tid "),
             std::string::npos)
@@ -240,11 +239,7 @@ TEST_F(CrashGuardTest, AStackOverflowIsRecordedAndReported) {
   ASSERT_TRUE(deaths.ok());
   ASSERT_EQ(deaths->size(), 1u);
   EXPECT_EQ(deaths->at({23, -1}).last_signal, SIGSEGV);
-  std::string text;
-  {
-    std::ifstream in(report);
-    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  }
+  std::string text = ReadWhole(report);
   EXPECT_NE(text.find("msgx: fatal signal " + std::to_string(SIGSEGV) + " (SIGSEGV) at address "),
             std::string::npos)
       << text;
