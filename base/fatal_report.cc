@@ -4,56 +4,17 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 
+#include "base/signal_safe_line.h"
 #include "base/thread_name.h"
 
 namespace msgx {
 namespace {
 
 constexpr int kMaxFrames = 64;
-
-// A line built in place, with no allocation: signal-safe.
-class Line {
- public:
-  void Add(const char* s) {
-    while (*s != '\0' && n_ < buf_.size()) buf_[n_++] = *s++;
-  }
-  void AddDecimal(std::uint64_t v) {
-    char tmp[20];
-    std::size_t k = 0;
-    do {
-      tmp[k++] = static_cast<char>('0' + v % 10);
-      v /= 10;
-    } while (v > 0);
-    while (k > 0 && n_ < buf_.size()) buf_[n_++] = tmp[--k];
-  }
-  void AddHex(std::uint64_t v) {
-    Add("0x");
-    char tmp[16];
-    std::size_t k = 0;
-    do {
-      tmp[k++] = "0123456789abcdef"[v & 0xf];
-      v >>= 4;
-    } while (v > 0);
-    while (k > 0 && n_ < buf_.size()) buf_[n_++] = tmp[--k];
-  }
-  void WriteTo(int fd) const {
-    std::size_t done = 0;
-    while (done < n_) {
-      const ssize_t w = ::write(fd, buf_.data() + done, n_ - done);
-      if (w <= 0) return;  // EINTR cannot happen: the handler is running
-      done += static_cast<std::size_t>(w);
-    }
-  }
-
- private:
-  std::array<char, 512> buf_{};
-  std::size_t n_ = 0;
-};
 
 const char* SignalName(int sig) {
   switch (sig) {
@@ -78,15 +39,6 @@ bool HasFaultAddress(int sig, const siginfo_t* info) {
   if (info == nullptr || info->si_code <= 0) return false;
   return sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL;
 }
-
-}  // namespace
-
-void PrepareFatalReport() {
-  void* frames[1];
-  (void)::backtrace(frames, 1);
-}
-
-namespace {
 
 // The calling thread's alternate signal stack, from its first
 // PrepareThreadForFatalReport to the thread's end. A stack the thread has
@@ -121,10 +73,15 @@ class AltStack {
 
 }  // namespace
 
+void PrepareFatalReport() {
+  void* frames[1];
+  (void)::backtrace(frames, 1);
+}
+
 void PrepareThreadForFatalReport() { thread_local const AltStack stack; }
 
 void WriteFatalReport(int fd, int sig, const siginfo_t* info) {
-  Line head;
+  SignalSafeLine head;
   head.Add("msgx: fatal signal ");
   head.AddDecimal(static_cast<std::uint64_t>(sig));
   head.Add(" (");
@@ -147,7 +104,7 @@ void WriteFatalReport(int fd, int sig, const siginfo_t* info) {
   const int depth = ::backtrace(frames, kMaxFrames);
   ::backtrace_symbols_fd(frames, depth, fd);
 
-  Line tail;
+  SignalSafeLine tail;
   tail.Add("msgx: end of the backtrace\n");
   tail.WriteTo(fd);
 }

@@ -16,20 +16,10 @@ void SetCurrentThreadName(std::string_view name) {
 }
 
 std::size_t CurrentThreadName(char* buf) {
-  // PR_GET_NAME writes up to 16 bytes, NUL included.
-  char name[kMaxThreadName + 1] = {};
-  if (::prctl(PR_GET_NAME, name, 0, 0, 0) != 0) {
-    buf[0] = '\0';
-    return 0;
-  }
-  name[kMaxThreadName] = '\0';
-  std::size_t n = 0;
-  while (name[n] != '\0') {
-    buf[n] = name[n];
-    ++n;
-  }
-  buf[n] = '\0';
-  return n;
+  // PR_GET_NAME writes the name and its NUL into 16 bytes.
+  if (::prctl(PR_GET_NAME, buf, 0, 0, 0) != 0) buf[0] = '\0';
+  buf[kMaxThreadName] = '\0';
+  return std::strlen(buf);
 }
 
 }  // namespace msgx

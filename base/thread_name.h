@@ -19,7 +19,7 @@ void SetCurrentThreadName(std::string_view name);
 // Copies the calling thread's name into buf (NUL-terminated, at most
 // kMaxThreadName bytes before the NUL) and returns its length; 0 when the
 // kernel does not tell. REQUIRES: buf holds kMaxThreadName + 1 bytes.
-// Async-signal-safe (one prctl system call).
+// Async-signal-safe (one prctl system call, then strlen).
 std::size_t CurrentThreadName(char* buf);
 
 }  // namespace msgx

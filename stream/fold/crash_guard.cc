@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "base/fatal_report.h"
+#include "base/signal_safe_line.h"
 
 namespace msgx {
 namespace {
@@ -35,18 +36,6 @@ std::array<char, 4096> g_path{};  // written before handlers are installed
 
 constexpr std::array<int, 5> kSignals{SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
 
-// Formats a non-negative integer into buf; returns the length. Signal-safe.
-size_t FormatInt(std::int64_t v, char* buf) {
-  char tmp[24];
-  size_t n = 0;
-  do {
-    tmp[n++] = static_cast<char>('0' + v % 10);
-    v /= 10;
-  } while (v > 0 && n < sizeof(tmp));
-  for (size_t i = 0; i < n; ++i) buf[i] = tmp[n - 1 - i];
-  return n;
-}
-
 void OnFatalSignal(int sig, siginfo_t* info, void* /*context*/) {
   // A fatal signal is handled on the thread that caused it (a fault, or
   // raise/abort, which signal the calling thread). pthread_self() only reads
@@ -60,17 +49,16 @@ void OnFatalSignal(int sig, siginfo_t* info, void* /*context*/) {
   if (offset >= 0 && on_fold_thread && g_path[0] != '\0') {
     int fd = ::open(g_path.data(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd >= 0) {
-      char line[64];
-      size_t n = FormatInt(offset, line);
+      SignalSafeLine line;
+      line.AddDecimal(static_cast<std::uint64_t>(offset));
       if (sub >= 0) {
-        line[n++] = '/';
-        n += FormatInt(sub, line + n);
+        line.Add("/");
+        line.AddDecimal(static_cast<std::uint64_t>(sub));
       }
-      line[n++] = ' ';
-      n += FormatInt(sig, line + n);
-      line[n++] = '\n';
-      ssize_t w = ::write(fd, line, n);
-      (void)w;
+      line.Add(" ");
+      line.AddDecimal(static_cast<std::uint64_t>(sig));
+      line.Add("\n");
+      line.WriteTo(fd);
       ::fsync(fd);
       ::close(fd);
     }
