@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <string>
 #include <thread>
@@ -33,16 +34,17 @@ class CrashGuardTest : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove(path_); }
 
-  // Forks a child that installs the guard, marks `offset` (or none), with
-  // `sub` (a replay's message) when >= 0, and dies by `sig`. Returns the
+  // Forks a child whose stderr (its crash report) goes to `report`, which
+  // installs the guard and runs `die` (which must not return). Returns the
   // child's wait status.
-  int DieInChild(std::int64_t offset, int sig, int sub = -1) {
+  int InChild(const std::function<void()>& die, const std::string& report = "/dev/null") {
     pid_t pid = ::fork();
     if (pid == 0) {
-      QuietStderr();
+      const int fd = ::open(report.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+      if (fd < 0) _exit(5);
+      ::dup2(fd, STDERR_FILENO);
       if (!CrashGuard::Install(path_).ok()) _exit(3);
-      if (offset >= 0) CrashGuard::SetCurrent(offset, sub);
-      ::raise(sig);
+      die();
       _exit(4);  // not reached
     }
     int status = 0;
@@ -50,80 +52,62 @@ class CrashGuardTest : public ::testing::Test {
     return status;
   }
 
-  // Like DieInChild, but `offset` is armed on the child's main thread (the
-  // fold's) and another thread aborts, as a mirror, applier or librdkafka
-  // thread would while the fold decides a slow record.
+  // A child that marks `offset` (or none), with `sub` (a replay's message)
+  // when >= 0, and dies by `sig`.
+  int DieInChild(std::int64_t offset, int sig, int sub = -1) {
+    return InChild([&] {
+      if (offset >= 0) CrashGuard::SetCurrent(offset, sub);
+      ::raise(sig);
+    });
+  }
+
+  // `offset` is armed on the child's main thread (the fold's) and another
+  // thread aborts, as a mirror, applier or librdkafka thread would while
+  // the fold decides a slow record.
   int AbortOnAnotherThreadInChild(std::int64_t offset) {
-    pid_t pid = ::fork();
-    if (pid == 0) {
-      QuietStderr();
-      if (!CrashGuard::Install(path_).ok()) _exit(3);
+    return InChild([&] {
       CrashGuard::SetCurrent(offset);
       std::thread other([] { std::abort(); });
       other.join();
-      _exit(4);  // not reached
-    }
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    return status;
+    });
   }
 
-  // Sends the child's stderr (its crash report) to `report` instead of
-  // the test's output.
-  static void QuietStderr(const std::string& report = "/dev/null") {
-    const int fd = ::open(report.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) _exit(5);
-    ::dup2(fd, STDERR_FILENO);
-  }
-
-  // Forks a child that installs the guard and, on a thread named
-  // `thread_name`, writes through a pointer to address 16 (`fault`) or
-  // aborts. The child's crash report goes to `report`. Returns the
-  // child's wait status.
+  // On a thread named `thread_name`, a write through a pointer to address
+  // 16 (`fault`) or an abort; the crash report goes to `report`.
   int CrashOnNamedThreadInChild(const std::string& thread_name, bool fault,
                                 const std::string& report) {
-    pid_t pid = ::fork();
-    if (pid == 0) {
-      QuietStderr(report);
-      if (!CrashGuard::Install(path_).ok()) _exit(3);
-      std::thread crashy([&] {
-        SetCurrentThreadName(thread_name);
-        if (fault) {
-          // Through a volatile, so that the compiler cannot see the address.
-          volatile std::uintptr_t where = 16;
-          auto* bad = reinterpret_cast<volatile int*>(where);  // NOLINT(performance-no-int-to-ptr)
-          *bad = 1;
-        }
-        std::abort();
-      });
-      crashy.join();
-      _exit(4);  // not reached
-    }
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    return status;
+    return InChild(
+        [&] {
+          std::thread crashy([&] {
+            SetCurrentThreadName(thread_name);
+            if (fault) {
+              // Through a volatile, so that the compiler cannot see the address.
+              volatile std::uintptr_t where = 16;
+              auto* bad =
+                  reinterpret_cast<volatile int*>(where);  // NOLINT(performance-no-int-to-ptr)
+              *bad = 1;
+            }
+            std::abort();
+          });
+          crashy.join();
+        },
+        report);
   }
 
-  // Forks a child that installs the guard and, on a thread that prepared
-  // its signal stack (or not: `prepared`), arms `offset` and overflows its
-  // stack. The crash report goes to `report`. Returns the wait status.
-  int OverflowTheStackInChild(std::int64_t offset, bool prepared, const std::string& report) {
-    pid_t pid = ::fork();
-    if (pid == 0) {
-      QuietStderr(report);
-      if (!CrashGuard::Install(path_).ok()) _exit(3);
-      std::thread deep([&] {
-        if (prepared) PrepareThreadForFatalReport();
-        CrashGuard::SetCurrent(offset);
-        volatile int from = 1;
-        _exit(Recurse(from) == 0 ? 4 : 5);  // not reached
-      });
-      deep.join();
-      _exit(4);  // not reached
-    }
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    return status;
+  // On a thread that prepared its signal stack, `offset` armed and the
+  // stack overflowed; the crash report goes to `report`.
+  int OverflowTheStackInChild(std::int64_t offset, const std::string& report) {
+    return InChild(
+        [&] {
+          std::thread deep([&] {
+            PrepareThreadForFatalReport();
+            CrashGuard::SetCurrent(offset);
+            volatile int from = 1;
+            _exit(Recurse(from) == 0 ? 4 : 5);  // not reached
+          });
+          deep.join();
+        },
+        report);
   }
 
   // Recurses until the stack overflows (n never reaches 0 from 1), with a
@@ -232,7 +216,7 @@ TEST_F(CrashGuardTest, AFatalSignalOnAnyThreadWritesAReportWithABacktrace) {
 // run, and the death would go unrecorded (docs/operations.md#a-crash-report).
 TEST_F(CrashGuardTest, AStackOverflowIsRecordedAndReported) {
   const std::string report = path_ + ".report";
-  int status = OverflowTheStackInChild(23, true, report);
+  int status = OverflowTheStackInChild(23, report);
   ASSERT_TRUE(WIFSIGNALED(status));
   EXPECT_EQ(WTERMSIG(status), SIGSEGV);
   auto deaths = CrashGuard::ReadDeaths(path_);
