@@ -11,7 +11,10 @@ namespace msgx {
 namespace {
 
 namespace fp = ::msgx::fbpending;
+
 using flatbuffers::FlatBufferBuilder;
+
+Status Corrupt() { return Status::Internal("pending batch: corrupt record"); }
 
 std::string Str(const flatbuffers::String* s) { return s ? s->str() : std::string(); }
 
@@ -119,12 +122,6 @@ std::string_view PendingBatchEncoder::Encode(const PendingBatch& p) {
   Build(p, b);
   return {reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize()};
 }
-
-namespace {
-
-Status Corrupt() { return Status::Internal("pending batch: corrupt record"); }
-
-}  // namespace
 
 Result<std::pair<std::int64_t, std::int64_t>> PendingBatchRange(std::string_view bytes) {
   std::string aligned;

@@ -1328,14 +1328,14 @@ void PipelineTest::FaultRun() {
   }
   EXPECT_EQ(log->find("ALARM"), std::string::npos) << Log();
 
-  // Every event reached Kafka exactly once (a read_committed consumer,
-  // docs/dispatch.md#exactly-once), in per-flight order.
-  const auto targets = EventsByTarget();
   // Most generated rows changed a flight (some set a value another row of
   // the same batch has just set): the traffic was real.
+  const auto targets = EventsByTarget();
   EXPECT_GT(rows - loaded, 40 * 10) << "the traffic did not arrive";
   EXPECT_GE(targets.at("KAFKA:msg"), (rows - loaded) / 2)
       << rows << " rows, " << loaded << " loaded";
+  // Every event reached Kafka exactly once (a read_committed consumer,
+  // docs/dispatch.md#exactly-once), in per-flight order.
   const std::set<std::string> ids = EventIdsInKeyOrder(consumed[topic_msg_]);
   EXPECT_EQ(static_cast<std::int64_t>(ids.size()), targets.at("KAFKA:msg"));
   EXPECT_EQ(consumed[topic_msg_].size(), ids.size()) << "events delivered twice";

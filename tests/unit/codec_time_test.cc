@@ -38,11 +38,13 @@ std::string SlimTzif(std::string_view footer, std::int32_t type0 = 0,
     out->append(15, '\0');
     // isutcnt isstdcnt leapcnt timecnt typecnt charcnt
     for (std::uint32_t v : {0U, 0U, 0U, timecnt, typecnt, 4U}) be32(out, v);
-    for (const auto& [t, type] : v2 ? transitions : decltype(transitions){}) {
-      be32(out, static_cast<std::uint32_t>(static_cast<std::uint64_t>(t) >> 32));
-      be32(out, static_cast<std::uint32_t>(t));
+    if (v2) {
+      for (const auto& [t, type] : transitions) {
+        be32(out, static_cast<std::uint32_t>(static_cast<std::uint64_t>(t) >> 32));
+        be32(out, static_cast<std::uint32_t>(t));
+      }
+      for (const auto& [t, type] : transitions) out->push_back(static_cast<char>(type));
     }
-    for (const auto& [t, type] : v2 ? transitions : decltype(transitions){}) out->push_back(type);
     for (std::uint32_t i = 0; i < typecnt; ++i) {
       be32(out, static_cast<std::uint32_t>(type0 + static_cast<std::int32_t>(i) * 3600));
       out->push_back(static_cast<char>(i));  // isdst

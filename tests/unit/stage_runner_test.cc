@@ -73,21 +73,15 @@ class StageRunnerTest : public ::testing::Test {
  protected:
   StageRunnerTest() : clock_(kStart), waiter_(&clock_) {}
 
-  std::unique_ptr<StageRunner> MakeRunner(std::function<bool()> leading = {}) {
+  // A runner on the manual clock; its stages wait on `waiter` (a real
+  // one), or by default on the jumping waiter_.
+  std::unique_ptr<StageRunner> MakeRunner(std::function<bool()> leading = {},
+                                          StageWaiter* waiter = nullptr) {
     StageRunner::Options o;
     o.clock = &clock_;
-    o.waiter = &waiter_;
+    o.waiter = waiter != nullptr ? waiter : &waiter_;
     o.service = &service_;
     o.leading = std::move(leading);
-    o.metrics = &metrics_;
-    return std::make_unique<StageRunner>(o);
-  }
-  // A runner whose stages wait on `waiter` (a real one) instead.
-  std::unique_ptr<StageRunner> MakeRunnerWith(StageWaiter* waiter) {
-    StageRunner::Options o;
-    o.clock = &clock_;
-    o.waiter = waiter;
-    o.service = &service_;
     o.metrics = &metrics_;
     return std::make_unique<StageRunner>(o);
   }
@@ -337,7 +331,7 @@ TEST_F(StageRunnerTest, StagesRunOnTheirOwnThreadsUntilStopped) {
   // A real waiter: with idle_wait 1 h the thread steps once and waits until
   // stopped, which must end its wait at once.
   SystemStageWaiter real(&clock_);
-  auto runner = MakeRunnerWith(&real);
+  auto runner = MakeRunner({}, &real);
   runner->Add("capture", std::make_unique<Counting>(&steps), IdleForAnHour());
   runner->Start();
   for (int i = 0; i < 10'000'000 && steps.load() == 0; ++i) std::this_thread::yield();
@@ -352,7 +346,7 @@ TEST_F(StageRunnerTest, StagesRunOnTheirOwnThreadsUntilStopped) {
 TEST_F(StageRunnerTest, EachStagesThreadIsNamedAfterIt) {
   std::atomic<int> steps{0};
   SystemStageWaiter real(&clock_);
-  auto runner = MakeRunnerWith(&real);
+  auto runner = MakeRunner({}, &real);
   auto capture = std::make_unique<Counting>(&steps);
   auto dispatch = std::make_unique<Counting>(&steps);
   auto job = std::make_unique<Counting>(&steps);
