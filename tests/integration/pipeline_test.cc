@@ -376,7 +376,10 @@ TEST_F(PipelineTest, NothingIsPublishedBeforeTheMirrorHoldsIt) {
 // not hold, while PostgreSQL keeps moving; after a restart everything is
 // delivered (docs/commit-protocol.md).
 TEST_F(PipelineTest, NothingIsPublishedBeyondTheMirrorWhileRedisAnswers) {
-  const pid_t pid = StartMsgx({"MSGX_TEST_FAILPOINTS=mirror.before_apply::error"});
+  // The held mirror holds the dispatchers, so a stop has nothing it can
+  // drain: a 1 s bound instead of the default 30 s.
+  const pid_t pid = StartMsgx(
+      {"MSGX_TEST_FAILPOINTS=mirror.before_apply::error", "MSGX_SHUTDOWN_DRAIN_TIMEOUT=1s"});
   // Held once its first batch after the build failed (the build may come
   // before the fold's first batch: then it holds offset -1). The build may
   // also cover every record there is: then a row (it ends DEAD MALFORMED)
