@@ -80,6 +80,11 @@ void PrepareFatalReport() {
 
 void PrepareThreadForFatalReport() { thread_local const AltStack stack; }
 
+void BeginMsgxThread(std::string_view name) {
+  SetCurrentThreadName(name);
+  PrepareThreadForFatalReport();
+}
+
 void WriteFatalReport(int fd, int sig, const siginfo_t* info) {
   SignalSafeLine head;
   head.Add("msgx: fatal signal ");

@@ -23,6 +23,7 @@
 #pragma once
 
 #include <csignal>
+#include <string_view>
 
 namespace msgx {
 
@@ -39,6 +40,11 @@ void PrepareFatalReport();
 // calls it (librdkafka's, RocksDB's) runs handlers on its own stack, as
 // before.
 void PrepareThreadForFatalReport();
+
+// The first call of every thread msgx starts: names it (SetCurrentThreadName,
+// so that top -H, perf and a crash report say which it is) and prepares it
+// (PrepareThreadForFatalReport, so that a stack overflow on it is reported).
+void BeginMsgxThread(std::string_view name);
 
 // Writes the report for `sig` (with `info` from an SA_SIGINFO handler, or
 // null) to `fd`. Returns nothing: there is nobody left to tell of a failure.

@@ -4,7 +4,6 @@
 #include <utility>
 
 #include "base/fatal_report.h"
-#include "base/thread_name.h"
 #include "stream/fold/decoded_ahead.h"
 
 namespace msgx {
@@ -17,8 +16,7 @@ FoldReadAhead::FoldReadAhead(const LogFoldSource* source, std::int64_t from, std
       options_(std::move(options)),
       next_(from) {
   thread_ = std::thread([this] {
-    SetCurrentThreadName("fold-readahead");  // for top -H, perf and crash reports
-    PrepareThreadForFatalReport();
+    BeginMsgxThread("fold-readahead");
     Run();
   });
 }

@@ -15,7 +15,6 @@
 #include "base/log.h"
 #include "base/service_notify.h"
 #include "base/stopper.h"
-#include "base/thread_name.h"
 #include "base/watchdog.h"
 #include "codecs/sis_decoder.h"
 #include "codecs/time_zone.h"
@@ -530,8 +529,7 @@ int RunService(const Config& config) {
   std::thread keeper_thread;
   if (keeper) {
     keeper_thread = std::thread([&] {
-      SetCurrentThreadName("leadership");
-      PrepareThreadForFatalReport();
+      BeginMsgxThread("leadership");
       if (Status s = keeper->Run(); !s.ok()) {
         lg->error("ALARM: leadership stopped: {}", s.ToString());
         keeper_exit = s.error_class() == ErrorClass::kConfig ? 2 : 1;

@@ -6,7 +6,6 @@
 #include "base/backoff.h"
 #include "base/fatal_report.h"
 #include "base/log.h"
-#include "base/thread_name.h"
 
 namespace msgx {
 
@@ -115,8 +114,7 @@ void StageRunner::Start() {
   for (auto& e : entries_) {
     if (e->on_caller_thread) continue;
     threads_.emplace_back([this, raw = e.get()] {
-      SetCurrentThreadName(ThreadNameOf(raw->health.name));
-      PrepareThreadForFatalReport();
+      BeginMsgxThread(ThreadNameOf(raw->health.name));
       Loop(raw);
     });
   }
