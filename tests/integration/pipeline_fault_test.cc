@@ -23,7 +23,7 @@ namespace {
 
 using std::chrono::milliseconds;
 using std::chrono::seconds;
-using testing::GetSoon;
+using testing::MetricSample;
 using testing::PipelineTest;
 using testing::ReadyzOnceItSays;
 
@@ -283,14 +283,10 @@ TEST_F(PipelineTest, AFullDiskAtStartUpIsWaitedOut) {
   EXPECT_TRUE(WaitSettled(rows, seconds(120))) << Log();
   // The fold stage reports the space left: above the reserve now, within the
   // 512 MB mount.
-  auto metrics = GetSoon(*port, "/metrics", seconds(5));
-  ASSERT_TRUE(metrics);
-  const std::string name = "\nmsgx_state_dir_free_bytes ";  // the sample, not # HELP
-  const auto at = metrics->body.find(name);
-  ASSERT_NE(at, std::string::npos) << metrics->body;
-  const double free_bytes = std::stod(metrics->body.substr(at + name.size()));
-  EXPECT_GE(free_bytes, 64.0 * (1 << 20));
-  EXPECT_LE(free_bytes, 512.0 * (1 << 20));
+  const auto free_bytes = MetricSample(*port, "msgx_state_dir_free_bytes");
+  ASSERT_TRUE(free_bytes.has_value());
+  EXPECT_GE(*free_bytes, 64.0 * (1 << 20));
+  EXPECT_LE(*free_bytes, 512.0 * (1 << 20));
   StopMsgx(pid);
 }
 

@@ -25,6 +25,7 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 using testing::GetSoon;
+using testing::MetricSample;
 using testing::PipelineTest;
 
 // The event-retention job in the running service (docs/jobs.md): with a
@@ -62,12 +63,9 @@ TEST_F(PipelineTest, SentEventsAreCompactedWhileTheServiceRuns) {
   EXPECT_EQ(OwnCount("SELECT count(*) FROM msg_event_state WHERE state = 'SENT'"), OwnCount(kept));
   EXPECT_LE(OwnCount("SELECT count(*) FROM outbox_delivery"), 3);
   // The job deleted them (events were made: the corpus and 200 changes).
-  auto metrics = GetSoon(*port, "/metrics", seconds(5));
-  ASSERT_TRUE(metrics);
-  const std::string name = "msgx_job_rows_total{job_name=\"event-retention\"} ";
-  const auto at = metrics->body.find(name);
-  ASSERT_NE(at, std::string::npos) << metrics->body;
-  EXPECT_GE(std::stod(metrics->body.substr(at + name.size())), 200.0);
+  const auto deleted = MetricSample(*port, "msgx_job_rows_total{job_name=\"event-retention\"}");
+  ASSERT_TRUE(deleted.has_value());
+  EXPECT_GE(*deleted, 200.0);
   auto status = GetSoon(*port, "/status", seconds(5));
   ASSERT_TRUE(status);
   EXPECT_NE(status->body.find("\"job event-retention\""), std::string::npos) << status->body;
@@ -93,12 +91,9 @@ TEST_F(PipelineTest, SentEventsAreCompactedWhileTheServiceRuns) {
               rows);
   }
   EXPECT_EQ(OwnCount("SELECT count(*) FROM proc_state WHERE mark_state = 'MARKED'"), rows);
-  auto marks = GetSoon(*port, "/metrics", seconds(5));
-  ASSERT_TRUE(marks);
-  const std::string marked = "msgx_job_rows_total{job_name=\"processed-mark\"} ";
-  const auto marked_at = marks->body.find(marked);
-  ASSERT_NE(marked_at, std::string::npos) << marks->body;
-  EXPECT_EQ(std::stod(marks->body.substr(marked_at + marked.size())), static_cast<double>(rows));
+  const auto marked = MetricSample(*port, "msgx_job_rows_total{job_name=\"processed-mark\"}");
+  ASSERT_TRUE(marked.has_value());
+  EXPECT_EQ(*marked, static_cast<double>(rows));
   // The archive: every settled row moves, 2 s after its outcome.
   const auto archive_deadline = std::chrono::steady_clock::now() + seconds(30);
   while (OwnCount("SELECT count(*) FROM proc_state WHERE state = 'ARCHIVED'") < rows &&
@@ -109,12 +104,9 @@ TEST_F(PipelineTest, SentEventsAreCompactedWhileTheServiceRuns) {
   EXPECT_EQ(OwnCount("SELECT count(*) FROM proc_state_hst WHERE state IN ('SUCCEEDED', "
                      "'SKIPPED', 'DEAD') AND mark_state = 'MARKED'"),
             rows);
-  auto archived = GetSoon(*port, "/metrics", seconds(5));
-  ASSERT_TRUE(archived);
-  const std::string moved = "msgx_job_rows_total{job_name=\"proc-state-archive\"} ";
-  const auto moved_at = archived->body.find(moved);
-  ASSERT_NE(moved_at, std::string::npos) << archived->body;
-  EXPECT_EQ(std::stod(archived->body.substr(moved_at + moved.size())), static_cast<double>(rows));
+  const auto moved = MetricSample(*port, "msgx_job_rows_total{job_name=\"proc-state-archive\"}");
+  ASSERT_TRUE(moved.has_value());
+  EXPECT_EQ(*moved, static_cast<double>(rows));
   auto archive_status = GetSoon(*port, "/status", seconds(5));
   ASSERT_TRUE(archive_status);
   EXPECT_NE(archive_status->body.find("\"job proc-state-archive\""), std::string::npos)
@@ -170,12 +162,7 @@ TEST_F(PipelineTest, AnArchiveKilledMidBatchMovesNothingAndAnArchivedDeadMessage
   };
   const std::string marked_at = mailbox_mark();
 
-  SpawnOptions replay;
-  replay.argv = {MSGX_BINARY, "replay", "--msg", dead_id};
-  replay.extra_env = Env();
-  auto queued = RunCommand(replay, "", seconds(60));
-  ASSERT_TRUE(queued.ok());
-  ASSERT_EQ(queued->status.code, 0) << queued->out << queued->err;
+  ASSERT_TRUE(QueueReplay(dead_id));
   // Decided again at the command's later offset, and archived again over its
   // history row (the test cannot rely on seeing the live row in between).
   ASSERT_TRUE(WaitFor([&] {
@@ -220,12 +207,7 @@ TEST_F(PipelineTest, ArchivedOutcomesAreConsistentAndAReplayBringsOneBack) {
   const std::int64_t archived_offset = OwnCount("SELECT log_offset" + dead);
 
   pid = StartMsgx({"MSGX_PIPELINE_BACKFILL_BACKOFF_MS=1s", "MSGX_PROC_STATE_ARCHIVE_AFTER=1d"});
-  SpawnOptions replay;
-  replay.argv = {MSGX_BINARY, "replay", "--msg", dead_id};
-  replay.extra_env = Env();
-  auto queued = RunCommand(replay, "", seconds(60));
-  ASSERT_TRUE(queued.ok());
-  ASSERT_EQ(queued->status.code, 0) << queued->out << queued->err;
+  ASSERT_TRUE(QueueReplay(dead_id));
   const std::string live = "SELECT count(*) FROM proc_state WHERE msg_id = " + dead_id +
                            " AND state = 'DEAD' AND error_class = 'UNSUPPORTED' AND "
                            "prev_error LIKE 'UNSUPPORTED:%' AND mark_state = 'MARKED' AND "

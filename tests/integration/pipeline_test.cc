@@ -137,12 +137,7 @@ TEST_F(PipelineTest, CrashPointsAndKillsLoseNothingAndDuplicateNothing) {
   // against the outcome at its own offset), and msgx is killed right after.
   const pid_t replaying = StartMsgx();
   ASSERT_TRUE(WaitSettled(MailboxRows(), seconds(120))) << Log();
-  SpawnOptions replay;
-  replay.argv = {MSGX_BINARY, "replay", "--msg", dead_id};
-  replay.extra_env = Env();
-  auto queued = RunCommand(replay, "", seconds(60));
-  ASSERT_TRUE(queued.ok());
-  ASSERT_EQ(queued->status.code, 0) << queued->out << queued->err;
+  ASSERT_TRUE(QueueReplay(dead_id));
   std::this_thread::sleep_for(milliseconds(300));
   ASSERT_TRUE(StopProcess(replaying, SIGKILL, seconds(5)).ok());
   // kill -9 at pseudo-random moments while rows arrive.

@@ -261,6 +261,23 @@ void PipelineTest::StartConsumers(Consumers* c, milliseconds limit) {
   }
 }
 
+bool PipelineTest::QueueReplay(const std::string& msg_id) {
+  SpawnOptions replay;
+  replay.argv = {MSGX_BINARY, "replay", "--msg", msg_id};
+  replay.extra_env = Env();
+  auto queued = RunCommand(replay, "", seconds(60));
+  if (!queued.ok()) {
+    ADD_FAILURE() << "msgx replay: " << queued.status().ToString();
+    return false;
+  }
+  if (queued->status.code != 0) {
+    ADD_FAILURE() << "msgx replay exited " << queued->status.code << ": " << queued->out
+                  << queued->err;
+    return false;
+  }
+  return true;
+}
+
 bool PipelineTest::LogHas(const std::string& needle) const {
   auto log = ReadFileToString(msgx_log_);
   return log.ok() && log->find(needle) != std::string::npos;
@@ -283,6 +300,16 @@ httplib::Result GetSoon(int port, const std::string& path, milliseconds timeout)
     if (res || std::chrono::steady_clock::now() > deadline) return res;
     std::this_thread::sleep_for(milliseconds(100));
   }
+}
+
+std::optional<double> MetricSample(int port, const std::string& series) {
+  auto metrics = GetSoon(port, "/metrics", seconds(5));
+  if (!metrics) return std::nullopt;
+  // After a newline: the sample's line, not its # HELP or # TYPE.
+  const std::string line = "\n" + series + " ";
+  const auto at = metrics->body.find(line);
+  if (at == std::string::npos) return std::nullopt;
+  return std::stod(metrics->body.substr(at + line.size()));
 }
 
 std::pair<int, std::string> ReadyzOnceItSays(int port, const std::string& needle, int tries) {

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -116,6 +117,10 @@ class PipelineTest : public ::testing::Test {
   // until every one is ready.
   void StartConsumers(Consumers* c, std::chrono::milliseconds limit);
 
+  // `msgx replay --msg <msg_id>` against this test's services: true when it
+  // queued the replay (exit 0); a failure with its output otherwise.
+  bool QueueReplay(const std::string& msg_id);
+
   // Whether msgx's log holds `needle`.
   bool LogHas(const std::string& needle) const;
   // The log's last 40 lines, without librdkafka's own connection noise.
@@ -142,6 +147,12 @@ class PipelineTest : public ::testing::Test {
 // Answers of GET `path` on 127.0.0.1:`port` within `timeout`: the first
 // one that comes back at all.
 httplib::Result GetSoon(int port, const std::string& path, std::chrono::milliseconds timeout);
+
+// The value of the sample `series` (its name and labels as exposed, e.g.
+// `msgx_job_rows_total{job_name="event-retention"}`) on /metrics of the
+// process on 127.0.0.1:`port`; nullopt when nothing answered or there is no
+// such sample.
+std::optional<double> MetricSample(int port, const std::string& series);
 
 // /readyz of the process on `port`, asked every 100 ms (at most `tries`
 // times) until its body holds `needle`: the last answer's status and body
