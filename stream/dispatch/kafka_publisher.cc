@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "base/log.h"
+#include "stream/dispatch/kafka_threads.h"
 
 namespace msgx {
 namespace {
@@ -161,6 +162,10 @@ Status KafkaPublisher::Build() {
       return s;
     }
   }
+  if (Status s = PrepareKafkaThreads(conf); !s.ok()) {
+    rd_kafka_conf_destroy(conf);
+    return s;
+  }
   rd_kafka_conf_set_opaque(conf, this);
   rd_kafka_conf_set_dr_msg_cb(conf, &KafkaPublisher::OnDelivery);
   rd_kafka_conf_set_log_cb(conf, OnLog);
@@ -244,6 +249,10 @@ Result<std::optional<std::string>> KafkaPublisher::ReadProgress(const std::strin
       rd_kafka_conf_destroy(conf);
       return Status::Config("kafka.producer." + k + ": " + err.data());
     }
+  }
+  if (Status s = PrepareKafkaThreads(conf); !s.ok()) {
+    rd_kafka_conf_destroy(conf);
+    return s;
   }
   rd_kafka_conf_set_log_cb(conf, OnLog);
   rd_kafka_t* c = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err.data(), err.size());

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <thread>
 
+#include "stream/dispatch/kafka_threads.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/servers.h"
 
@@ -60,6 +61,30 @@ TEST_F(KafkaPublisherTest, EffectiveConfigurationIsD3) {
   EXPECT_EQ((*p)->EffectiveProperty("max.in.flight.requests.per.connection"), "1");
   const std::string acks = (*p)->EffectiveProperty("acks");
   EXPECT_TRUE(acks == "-1" || acks == "all") << acks;
+}
+
+// Each thread librdkafka starts for the producer and for the progress
+// reader has a signal stack, so that a stack overflow on it is reported
+// (stream/dispatch/kafka_threads.h): a main thread and at least one broker
+// thread each.
+TEST_F(KafkaPublisherTest, TheClientsThreadsStartWithASignalStack) {
+  // librdkafka may start a thread just after rd_kafka_new returns: the
+  // count of `before` plus at least `more`, within 5 s.
+  auto rises_by = [](std::int64_t before, std::int64_t more) {
+    for (int i = 0; i < 50 && KafkaThreadsWithSignalStack() < before + more; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return KafkaThreadsWithSignalStack() - before;
+  };
+  const std::int64_t before = KafkaThreadsWithSignalStack();
+  auto p = KafkaPublisher::Create(Options());
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_GE(rises_by(before, 2), 2);
+  kafka_->CreateTopic("t.progress", 1);
+  const std::int64_t producer = KafkaThreadsWithSignalStack();
+  auto none = (*p)->ReadProgress("t.progress", "log/KAFKA:msg");
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  EXPECT_GE(rises_by(producer, 2), 2) << "the progress reader's threads";
 }
 
 TEST_F(KafkaPublisherTest, BatchIsVisibleInOrderWithHeaders) {
