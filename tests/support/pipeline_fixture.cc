@@ -3,8 +3,7 @@
 #include <signal.h>
 
 #include <cctype>
-#include <climits>
-#include <cstdio>
+#include <cstdint>
 #include <cstdlib>
 #include <pqxx/pqxx>
 
