@@ -36,9 +36,10 @@ void PrepareFatalReport();
 // report, and on the fold's thread no crash poison, so a message that
 // overflows the stack would kill msgx again at every start. Idempotent per
 // thread; the stack is released when the thread ends. A stack the thread
-// already has (a sanitizer's) is kept. A thread that never
-// calls it (librdkafka's, RocksDB's) runs handlers on its own stack, as
-// before.
+// already has (a sanitizer's) is kept. librdkafka's threads call it
+// through an interceptor (stream/dispatch/kafka_threads.h), RocksDB's pool
+// threads through the stores' Env (state/rocksdb_threads.h); a thread that
+// never calls it runs handlers on its own stack.
 void PrepareThreadForFatalReport();
 
 // The first call of every thread msgx starts: names it (SetCurrentThreadName,

@@ -13,6 +13,7 @@
 #include "base/log.h"
 #include "base/metrics.h"
 #include "state/log_layout.h"
+#include "state/rocksdb_threads.h"
 
 namespace msgx {
 namespace {
@@ -53,6 +54,7 @@ void DiffRanges(const std::map<std::int64_t, SkippedRange>& from,
 
 rocksdb::Options LogStoreOptions() {
   rocksdb::Options o;
+  o.env = EnvWithSignalStacks();  // background jobs reported like msgx's own threads
   o.create_if_missing = true;
   o.paranoid_checks = true;
   // Secondary instances need every file open (max_open_files = -1).

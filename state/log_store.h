@@ -49,7 +49,8 @@ class LogStore {
  public:
   // Opens (creating it and its parents if missing) the log at `dir`. `clock` stamps append
   // times; REQUIRES: clock outlives the store. `env` (tests: an injected
-  // full disk) defaults to RocksDB's; REQUIRES: it outlives the store.
+  // full disk) defaults to EnvWithSignalStacks() (state/rocksdb_threads.h);
+  // REQUIRES: it outlives the store.
   static Result<std::unique_ptr<LogStore>> Open(const std::string& dir, Clock* clock,
                                                 rocksdb::Env* env = nullptr);
   // Closes the database. Nothing needs a clean close: every append is synced.

@@ -13,6 +13,7 @@
 #include <limits>
 
 #include "base/big_endian.h"
+#include "state/rocksdb_threads.h"
 #include "state/state_codec.h"
 
 namespace msgx {
@@ -70,7 +71,7 @@ Result<std::unique_ptr<StateStore>> StateStore::Open(const std::string& path, Op
   rocksdb::DBOptions db_opts;
   db_opts.create_if_missing = !options.read_only;
   db_opts.create_missing_column_families = !options.read_only;
-  if (options.env != nullptr) db_opts.env = options.env;
+  db_opts.env = options.env != nullptr ? options.env : EnvWithSignalStacks();
   db_opts.max_total_wal_size = options.max_wal_bytes;
   // A store without a WAL is thrown away after use: RocksDB would otherwise
   // write its memtables to table files at close, only to have them deleted.

@@ -95,7 +95,7 @@ class StateStore final : public StateView {
     bool sync = true;        // fsync each batch (tests may turn it off)
     bool read_only = false;  // open read-only (inspect, status)
     // RocksDB's Env (tests: an injected full disk); REQUIRES: outlives the
-    // store. Null: the default.
+    // store. Null: EnvWithSignalStacks() (state/rocksdb_threads.h).
     rocksdb::Env* env = nullptr;
     // Checked before every write, which fails with its kInfra and writes
     // nothing while too little is free (state/disk_reserve.h). Null: no
