@@ -46,8 +46,7 @@ bool HasFaultAddress(int sig, const siginfo_t* info) {
 class AltStack {
  public:
   AltStack() {
-    stack_t now{};
-    if (::sigaltstack(nullptr, &now) == 0 && (now.ss_flags & SS_DISABLE) == 0) return;
+    if (ThreadHasSignalStack()) return;
     bytes_ = std::make_unique<char[]>(kSize);
     stack_t ss{};
     ss.ss_sp = bytes_.get();
@@ -79,6 +78,11 @@ void PrepareFatalReport() {
 }
 
 void PrepareThreadForFatalReport() { thread_local const AltStack stack; }
+
+bool ThreadHasSignalStack() {
+  stack_t now{};
+  return ::sigaltstack(nullptr, &now) == 0 && (now.ss_flags & SS_DISABLE) == 0;
+}
 
 void BeginMsgxThread(std::string_view name) {
   SetCurrentThreadName(name);

@@ -42,6 +42,10 @@ void PrepareFatalReport();
 // never calls it runs handlers on its own stack.
 void PrepareThreadForFatalReport();
 
+// Whether the calling thread has a signal stack in place (its own, from
+// PrepareThreadForFatalReport, or a sanitizer's).
+bool ThreadHasSignalStack();
+
 // The first call of every thread msgx starts: names it (SetCurrentThreadName,
 // so that top -H, perf and a crash report say which it is) and prepares it
 // (PrepareThreadForFatalReport, so that a stack overflow on it is reported).

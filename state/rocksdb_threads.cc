@@ -1,7 +1,5 @@
 #include "state/rocksdb_threads.h"
 
-#include <signal.h>
-
 #include <atomic>
 
 #include "base/fatal_report.h"
@@ -22,10 +20,7 @@ struct Job {
 void RunJob(void* raw) {
   Job* job = static_cast<Job*>(raw);
   PrepareThreadForFatalReport();
-  stack_t current{};
-  if (::sigaltstack(nullptr, &current) == 0 && (current.ss_flags & SS_DISABLE) == 0) {
-    g_with_stack.fetch_add(1, std::memory_order_relaxed);
-  }
+  if (ThreadHasSignalStack()) g_with_stack.fetch_add(1, std::memory_order_relaxed);
   void (*function)(void*) = job->function;
   void* arg = job->arg;
   delete job;

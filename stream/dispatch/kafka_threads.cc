@@ -1,7 +1,5 @@
 #include "stream/dispatch/kafka_threads.h"
 
-#include <signal.h>
-
 #include <atomic>
 #include <string>
 
@@ -18,10 +16,7 @@ std::atomic<std::int64_t> g_with_stack{0};
 rd_kafka_resp_err_t OnThreadStart(rd_kafka_t* /*rk*/, rd_kafka_thread_type_t /*type*/,
                                   const char* /*name*/, void* /*opaque*/) {
   PrepareThreadForFatalReport();
-  stack_t current{};
-  if (::sigaltstack(nullptr, &current) == 0 && (current.ss_flags & SS_DISABLE) == 0) {
-    g_with_stack.fetch_add(1, std::memory_order_relaxed);
-  }
+  if (ThreadHasSignalStack()) g_with_stack.fetch_add(1, std::memory_order_relaxed);
   return RD_KAFKA_RESP_ERR_NO_ERROR;
 }
 
