@@ -101,7 +101,7 @@ TEST_F(LeadershipTest, ADeliveryRecordedInOneStatementCarriesItsFence) {
   PgSession s(url_);
   const std::string db = url_.substr(url_.rfind('/') + 1);
   const std::string at = PgTimestamp(1'764'000'000'000'000);
-  auto record = [&](const DeliveryFence& fence, Delivery d) {
+  auto record = [&](const DeliveryFence& fence, const Delivery& d) {
     return RecordDeliveryFenced(&s, fence, "KAFKA:msg", d, at);
   };
   auto ranges = [&] {
@@ -238,6 +238,17 @@ TEST_F(LeadershipTest, TheFenceHoldsOffATakeoverButNotTheLeadersOwnProgress) {
   }
 
   a.Release();
+  // The takeover must find the advisory lock free, so that only the fence can
+  // hold it off: wait for a's backend to exit and let its lock go.
+  pqxx::connection probe(url_);
+  for (int i = 0; i < 200; ++i) {
+    pqxx::nontransaction q(probe);
+    const std::string sql =
+        "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND database = "
+        "(SELECT oid FROM pg_database WHERE datname = current_database())";
+    if (q.exec1(sql)[0].as<int>() == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
   PgLeadership b(url_, "log-1");
   auto takeover = std::async(std::launch::async, [&] { return b.TryAcquire(); });
   EXPECT_EQ(takeover.wait_for(std::chrono::milliseconds(500)), std::future_status::timeout)
