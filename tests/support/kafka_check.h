@@ -27,7 +27,9 @@
 //     broker aborts that transaction when the next producer starts, and its
 //     read_committed reader never sees the record
 //     (docs/dispatch.md#exactly-once, "What the mock cannot show"). Any
-//     other missing event is still a problem.
+//     other missing event is still a problem. So is a partition that holds
+//     none of the target's events, unless a reconcile marked every SENT one
+//     (a whole transaction's progress record shown without its batch).
 // The topic is read from its beginning to its end (partition 0, as a
 // read_committed consumer, for at most 30 s); nothing may write to it
 // meanwhile.
