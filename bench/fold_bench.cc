@@ -179,7 +179,7 @@ void BM_Fold(benchmark::State& state) {
     return true;
   };
   // A warm-up fold, untimed: the first folds of a process grow its heap, and
-  // each new page is a fault (docs/performance.md#the-folds-first-passes).
+  // each new page is a fault (docs/performance.md#the-folds-first-passes-2026-12-06-amd-epyc).
   // A service folds for months; the figure is for a warm process.
   if (!fold_once([] {}, [] {})) return;
   for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): the benchmark loop
