@@ -62,6 +62,14 @@ got=$(kcat -C -b "$MSGX_KAFKA_BOOTSTRAP_SERVERS" -t msgx.flight.events -o beginn
 [[ $(psql "$MSGX_MAILBOX_URL" -XAtc 'SELECT count(*) FROM cminmsgs') == 0 ]] \
   || fail "mailbox table cminmsgs missing or not empty"
 
+# PostgreSQL's processes run with msgx's allocator settings
+# (docs/operations.md#postgresqls-allocator): the postmaster's environment,
+# which every backend inherits.
+pg_env=$(tr '\0' '\n' <"/proc/$(cat "$DEV_DIR/pg.pid")/environ")
+for v in MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=67108864; do
+  grep -qx "$v" <<<"$pg_env" || fail "the postmaster's environment lacks $v"
+done
+
 # Redis.
 [[ $(redis-cli -u "$MSGX_REDIS_URL" PING) == PONG ]] || fail "redis PING"
 
