@@ -396,6 +396,18 @@ const std::vector<KeySpec>& Keys() {
                           return std::string(c.schd_snapshot_clear_missing ? "clear" : "keep");
                         },
                         "keep or clear", ""});
+    k.push_back(KeySpec{"events.flight-state",
+                        [](Config& c, const std::string& v) {
+                          if (v == "full" || v == "omit") {
+                            c.events_omit_flight_state = v == "omit";
+                            return Status::Ok();
+                          }
+                          return Bad("events.flight-state", v, "is not full|omit");
+                        },
+                        [](const Config& c) {
+                          return std::string(c.events_omit_flight_state ? "omit" : "full");
+                        },
+                        "full or omit", ""});
     k.push_back(Boolean("identity.include-day-boundary",
                         [](Config& c) -> bool& { return c.identity_include_day_boundary; }));
     k.push_back(

@@ -90,6 +90,9 @@ struct Config {
   int schd_flush_limit = 500;
   std::int64_t schd_max_batch_bytes = 900'000;
   bool schd_snapshot_clear_missing = false;  // schd.snapshot-missing-fields: keep|clear
+  // events.flight-state: full|omit. omit leaves the flight's whole state out
+  // of KAFKA:msg events (docs/dispatch.md#event-payloads).
+  bool events_omit_flight_state = false;
   bool identity_include_day_boundary = false;
   Millis identity_window{30LL * 24 * 3'600'000};
   std::int64_t codec_max_bytes = 16LL * 1024 * 1024;

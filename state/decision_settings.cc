@@ -23,6 +23,8 @@ std::string Durations(const std::vector<Millis>& v) {
 
 std::string Bool(bool b) { return b ? "true" : "false"; }
 
+constexpr std::string_view kEventFlightStateKey = "events.flight-state";
+
 }  // namespace
 
 DecisionSettings DecisionSettings::Values(const Config& c) {
@@ -38,6 +40,7 @@ DecisionSettings DecisionSettings::Values(const Config& c) {
   s.snapshot_clear_missing = c.schd_snapshot_clear_missing;
   s.history_keep_days = c.history_keep_days;
   s.codec_max_bytes = c.codec_max_bytes;
+  s.omit_event_flight = c.events_omit_flight_state;
   s.zone_name = c.airport_timezone;
   return s;
 }
@@ -67,6 +70,7 @@ std::vector<std::pair<std::string, std::string>> SettingsFields(const DecisionSe
       {"codec.max-bytes", std::to_string(s.codec_max_bytes)},
       {"airport.timezone", s.zone_name},
       {"airport.timezone-rules", s.zone_tzif.empty() ? "" : ToHex(Sha256(s.zone_tzif))},
+      {std::string(kEventFlightStateKey), s.omit_event_flight ? "omit" : "full"},
   };
 }
 
@@ -74,6 +78,10 @@ std::string CanonicalSettings(const DecisionSettings& s) {
   std::string out = "{";
   bool first = true;
   for (const auto& [k, v] : SettingsFields(s)) {
+    // Added after logs with SETTINGS records existed: its default is left
+    // out, so that their records keep their canonical text and the chained
+    // digests built on it.
+    if (k == kEventFlightStateKey && v == "full") continue;
     if (!first) out.push_back(',');
     first = false;
     AppendJsonString(k, &out);

@@ -42,6 +42,8 @@ struct DecisionSettings {
   int history_keep_days = 0;
   // codec.max-bytes: a larger message ends DEAD.
   std::int64_t codec_max_bytes = 0;
+  // events.flight-state = omit: KAFKA:msg events without the flight's state.
+  bool omit_event_flight = false;
   // airport.timezone: the IANA name and the zone's TZif bytes. Empty bytes
   // (tests only) mean "the zone the caller supplies".
   std::string zone_name;
@@ -60,7 +62,9 @@ struct DecisionSettings {
 };
 
 // The canonical text of `s` (the chained digest's bytes for a SETTINGS
-// record): every value in a fixed order, the TZif as its SHA-256.
+// record): every value in a fixed order, the TZif as its SHA-256. A setting
+// added later (events.flight-state) appears only when it is not its default,
+// so a record written before it existed keeps its text.
 std::string CanonicalSettings(const DecisionSettings& s);
 
 // What changed from `from` to `to`, one "key: old -> new" per change joined

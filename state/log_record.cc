@@ -37,6 +37,7 @@ flatbuffers::Offset<fb::Settings> BuildSettings(flatbuffers::FlatBufferBuilder& 
   sb.add_snapshot_clear_missing(s.snapshot_clear_missing);
   sb.add_history_keep_days(s.history_keep_days);
   sb.add_codec_max_bytes(s.codec_max_bytes);
+  sb.add_omit_event_flight(s.omit_event_flight);
   sb.add_zone_name(zone_name);
   sb.add_zone_tzif(tzif);
   sb.add_in_force_from_start(a.in_force_from_start);
@@ -63,6 +64,7 @@ SettingsArgs ReadSettings(const fb::Settings& f) {
   s.snapshot_clear_missing = f.snapshot_clear_missing();
   s.history_keep_days = f.history_keep_days();
   s.codec_max_bytes = f.codec_max_bytes();
+  s.omit_event_flight = f.omit_event_flight();
   s.zone_name = f.zone_name() ? f.zone_name()->str() : "";
   s.zone_tzif.clear();
   if (f.zone_tzif()) {

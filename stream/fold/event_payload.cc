@@ -50,7 +50,8 @@ std::string EventKey(std::int64_t offset, int sub, std::size_t position) {
 
 std::string FlightEventJson(const std::string& event_key, const FlightChange& change,
                             std::int64_t version, const EventSource& source,
-                            const AirportZone& zone, const std::string* flight_json) {
+                            const AirportZone& zone, const std::string* flight_json,
+                            EventFlight flight) {
   std::string out;
   // The flight, and room for the changes and the source around it: one
   // allocation instead of a string grown by doubling.
@@ -67,13 +68,15 @@ std::string FlightEventJson(const std::string& event_key, const FlightChange& ch
   AppendJsonString(event_key, &out);
   out.append(",\"flid\":");
   AppendJsonString(change.flid, &out);
-  out.append(",\"flight\":");
-  if (change.flight && flight_json) {
-    out.append(*flight_json);
-  } else if (change.flight) {
-    out.append(FlightJson(*change.flight, zone));
-  } else {
-    out.append("null");
+  if (flight == EventFlight::kFull) {
+    out.append(",\"flight\":");
+    if (change.flight && flight_json) {
+      out.append(*flight_json);
+    } else if (change.flight) {
+      out.append(FlightJson(*change.flight, zone));
+    } else {
+      out.append("null");
+    }
   }
   out.append(",\"op\":");
   AppendJsonString(ChangeOpName(change.op), &out);

@@ -10,7 +10,8 @@
 //               "GTDT":{"after":[{…}],"before":[]}, …},
 //    "event_key":"<offset>:<sub>:<position>",
 //    "flid":"…",
-//    "flight":{…full state after; for DELETE the last state…},
+//    "flight":{…full state after; for DELETE the last state…}
+//             (left out, key and all, under events.flight-state = omit),
 //    "op":"UPSERT"|"DELETE",
 //    "source":{"dttm":"2026-11-30T09:03:11+08:00","mailbox_id":4711,
 //              "seqn":"1243","styp":"STND","type":"FLOP"},
@@ -41,11 +42,16 @@ struct EventSource {
 // "<offset>:<sub>:<position>" (stream/fold/handlers/decision.h, Events()).
 std::string EventKey(std::int64_t offset, int sub, std::size_t position);
 
+// Whether a KAFKA:msg event carries its flight's state (events.flight-state,
+// a decision setting: docs/dispatch.md#event-payloads).
+enum class EventFlight { kFull, kOmitted };
+
 // `flight_json`, when given, is FlightJson(*change.flight, zone), which the
-// caller already rendered.
+// caller already rendered (unused when `flight` is kOmitted).
 std::string FlightEventJson(const std::string& event_key, const FlightChange& change,
                             std::int64_t version, const EventSource& source,
-                            const AirportZone& zone, const std::string* flight_json = nullptr);
+                            const AirportZone& zone, const std::string* flight_json = nullptr,
+                            EventFlight flight = EventFlight::kFull);
 
 std::string ReferenceEventJson(const std::string& event_key, const ReferenceChange& change,
                                std::int64_t version, const EventSource& source,

@@ -82,7 +82,7 @@ Status Fold::Open() {
   if (!active.ok()) return active.status();
   active_ = std::move(*active);
   verified_ahead_.reset();
-  pending_.set_zone(&active_->zone());
+  PendPerActiveSettings();
   committed_digest_ = meta->digest.empty() ? GenesisDigest() : meta->digest;
   committed_generation_ = meta->generation;
   overlay_.ForgetCommitted();
@@ -553,6 +553,12 @@ Status Fold::Expire(const FoldInput& cmd, const IdentityExpiryCommand& expiry, s
   return {};
 }
 
+void Fold::PendPerActiveSettings() {
+  pending_.set_zone(&active_->zone());
+  pending_.set_event_flight(active_->values().omit_event_flight ? EventFlight::kOmitted
+                                                                 : EventFlight::kFull);
+}
+
 Status Fold::TakeSettings(const FoldInput& cmd, const SettingsCommand& c, std::string* canon) {
   canon->append(",\"settings\":");
   canon->append(CanonicalSettings(c.settings));
@@ -570,7 +576,7 @@ Status Fold::TakeSettings(const FoldInput& cmd, const SettingsCommand& c, std::s
   }
   active_ = std::move(*next);
   verified_ahead_.reset();
-  pending_.set_zone(&active_->zone());
+  PendPerActiveSettings();
   return {};
 }
 

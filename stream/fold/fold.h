@@ -192,6 +192,8 @@ class Fold {
   Status Sweep(const FoldInput& cmd, const HistorySweepCommand& sweep, std::string* canon);
   Status Expire(const FoldInput& cmd, const IdentityExpiryCommand& expiry, std::string* canon);
   Status TakeSettings(const FoldInput& cmd, const SettingsCommand& c, std::string* canon);
+  // Points the pending builder at active_'s zone and event shape.
+  void PendPerActiveSettings();
   void RecordMessage(std::int64_t offset, int sub, MessageResult& m, MicrosSinceEpoch now,
                      std::string* canon);
   bool AtCut(std::int64_t offset) const;

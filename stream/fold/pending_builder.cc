@@ -25,7 +25,12 @@ void PendingBuilder::AddEvents(std::int64_t offset, int sub, const Decision& d,
       row.target = std::string(flight_target);
       row.partition_key = c.flid;
       row.event_type = std::string(ChangeOpName(c.op));
-      if (c.flight) {
+      // A schedule push is the latest event per flight (docs/dispatch.md),
+      // so its events keep their flight whatever the setting.
+      if (event_flight_ == EventFlight::kOmitted && flight_target == kTargetMsg) {
+        row.payload_json =
+            FlightEventJson(row.event_key, c, offset, source, *zone_, nullptr, event_flight_);
+      } else if (c.flight) {
         std::string json = FlightJson(*c.flight, *zone_);
         row.payload_json = FlightEventJson(row.event_key, c, offset, source, *zone_, &json);
         rendered_[c.flid] = {c.flight, std::move(json)};

@@ -42,6 +42,10 @@ class PendingBuilder {
   // The zone of the settings now in force. REQUIRES: between batches
   // (nothing pending), `zone` outlives its use.
   void set_zone(const AirportZone* zone) { zone_ = zone; }
+  // Whether KAFKA:msg events carry their flight, as the settings now in
+  // force say. REQUIRES: between batches. KAFKA:schd events and the mirror's
+  // flight rows always do.
+  void set_event_flight(EventFlight flight) { event_flight_ = flight; }
 
   // A decided message (sub: its index within a replay command). `now` is
   // the deciding record's append time.
@@ -62,6 +66,7 @@ class PendingBuilder {
                  std::string_view flight_target, MicrosSinceEpoch now);
 
   const AirportZone* zone_;
+  EventFlight event_flight_ = EventFlight::kFull;
   std::vector<EventRow> events_;
   std::vector<HistoryRow> history_;
   std::map<std::int64_t, MessageTimes> times_;  // by mailbox id

@@ -67,6 +67,8 @@ class FoldSettingsTest : public ::testing::Test {
   struct Folded {
     std::string digest;
     std::map<std::int64_t, Outcome> outcomes;
+    std::vector<EventRow> events;    // of every pending batch, in log order
+    std::vector<FlightRow> flights;  // the mirror's rows, likewise
     std::optional<HeldHead> held;
     std::int64_t settings_since = -2;
   };
@@ -98,6 +100,16 @@ class FoldSettingsTest : public ::testing::Test {
     for (std::int64_t id = 1; id <= mailbox_id_; ++id) {
       auto o = (*store)->GetOutcome(id);
       if (o.ok() && o->has_value()) out.outcomes[id] = **o;
+    }
+    auto ranges = (*store)->PendingRanges();
+    EXPECT_TRUE(ranges.ok());
+    if (!ranges.ok()) return out;
+    for (const auto& range : *ranges) {
+      auto p = (*store)->PendingCovering(range.first);
+      EXPECT_TRUE(p.ok() && p->has_value());
+      if (!p.ok() || !p->has_value()) continue;
+      for (EventRow& e : (*p)->events) out.events.push_back(std::move(e));
+      for (FlightRow& f : (*p)->flights) out.flights.push_back(std::move(f));
     }
     return out;
   }
@@ -183,6 +195,61 @@ TEST_F(FoldSettingsTest, EachRecordIsDecidedWithTheSettingsInForceAtItsOffset) {
   EXPECT_EQ(FoldAll(Defaults()).digest, f.digest);
 }
 
+// events.flight-state (docs/dispatch.md#event-payloads): from the offset of
+// the SETTINGS record that says omit, KAFKA:msg events are the same events
+// with the flight cut out; the schedule's events and the mirror's flight rows
+// stay whole. Compared with the same log under full throughout.
+TEST_F(FoldSettingsTest, EventsLeaveTheFlightOutFromTheOffsetThatSaysSo) {
+  const DecisionSettings full = Defaults();
+  DecisionSettings omit = full;
+  omit.omit_event_flight = true;
+  const MicrosSinceEpoch t0 = Local(2021, 1, 23, 1);  // the snapshot's day
+  auto write_log = [&](const DecisionSettings& from_offset_3) {
+    log_.reset();
+    fs::remove_all(dir_.path() + "/log");
+    auto log = LogStore::Open(dir_.path() + "/log", &clock_);
+    ASSERT_TRUE(log.ok()) << log.status().ToString();
+    log_ = std::move(*log);
+    clock_.Set(t0);
+    mailbox_id_ = 0;
+    AddSettings(full, true);
+    AddMessage(Corpus("SCHD-DNLD-1.xml", 1));  // creates the flights: KAFKA:schd
+    AddMessage(Corpus("FLOP-ACFT-1.xml", 2));  // flights 15 and 16
+    AddSettings(from_offset_3, false);
+    AddMessage(Corpus("FLOP-DELY-1.xml", 3));
+    AddMessage(Corpus("SCHD-DNLD-1.xml", 4));  // a second snapshot
+  };
+  write_log(full);
+  const Folded base = FoldAll(full);
+  write_log(omit);
+  const Folded f = FoldAll(full);  // today's file says full: the log decides
+
+  ASSERT_EQ(f.events.size(), base.events.size());
+  int cut = 0;
+  for (std::size_t i = 0; i < f.events.size(); ++i) {
+    const EventRow& e = f.events[i];
+    EventRow want = base.events[i];
+    ASSERT_NE(want.payload_json.find("\"flight\":"), std::string::npos) << want.payload_json;
+    if (e.target == "KAFKA:msg" && e.state_version > 3) {
+      const std::size_t from = want.payload_json.find(",\"flight\":");
+      const std::size_t to = want.payload_json.find(",\"op\":");
+      ASSERT_LT(from, to);
+      want.payload_json.erase(from, to - from);
+      ++cut;
+    }
+    EXPECT_EQ(e, want) << e.payload_json;
+  }
+  EXPECT_GT(cut, 0);
+  EXPECT_LT(cut, static_cast<int>(f.events.size()));  // the schedule's kept theirs
+  EXPECT_FALSE(f.flights.empty());
+  EXPECT_EQ(f.flights, base.flights);
+
+  const Folded g = FoldAll(omit);
+  EXPECT_EQ(g.events, f.events);
+  EXPECT_EQ(g.digest, f.digest);
+  EXPECT_NE(f.digest, base.digest);  // the settings record differs
+}
+
 TEST_F(FoldSettingsTest, TheFirstRecordOfAnOldLogStandsForTheRecordsBeforeIt) {
   DecisionSettings recorded = Defaults();
   recorded.ignore_rules = {"LDM-*"};
@@ -220,7 +287,7 @@ TEST_F(FoldSettingsTest, TheZoneRulesInTheLogDecideNotTheSystemFile) {
   ASSERT_TRUE(berlin.ok()) << berlin.status().ToString();
   AddSettings(*berlin, true);
   AddMessage(Corpus("FLOP-ACFT-1.xml", 1));
-  AddMessage(Corpus("FLOP-STND-1.xml", 2));
+  AddMessage(Corpus("FLOP-ACFT-1.xml", 2));  // flights 15 and 16
   const Folded with_berlin = FoldAll(*berlin);
 
   fs::copy_file("/usr/share/zoneinfo/Asia/Tokyo", zoneinfo + "/Europe/Berlin",
@@ -241,7 +308,7 @@ TEST_F(FoldSettingsTest, TheZoneRulesInTheLogDecideNotTheSystemFile) {
   mailbox_id_ = 0;
   AddSettings(*replaced, true);
   AddMessage(Corpus("FLOP-ACFT-1.xml", 1));
-  AddMessage(Corpus("FLOP-STND-1.xml", 2));
+  AddMessage(Corpus("FLOP-ACFT-1.xml", 2));  // flights 15 and 16
   EXPECT_NE(FoldAll(*berlin).digest, with_berlin.digest);
   log_.reset();  // before `other` goes
 }
