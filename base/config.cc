@@ -245,6 +245,24 @@ KeySpec Boolean(const std::string& key, const std::function<bool&(Config&)>& fie
           "boolean", ""};
 }
 
+// A key of two words: `off_word` sets the field false, `on_word` true.
+KeySpec TwoWords(const std::string& key, const std::function<bool&(Config&)>& field,
+                 const std::string& off_word, const std::string& on_word) {
+  return {key,
+          [key, field, off_word, on_word](Config& c, const std::string& v) {
+            if (v != off_word && v != on_word) {
+              return Bad(key, v, "is not " + off_word + "|" + on_word);
+            }
+            field(c) = v == on_word;
+            return Status::Ok();
+          },
+          [field, off_word, on_word](const Config& c) {
+            Config copy = c;
+            return field(copy) ? on_word : off_word;
+          },
+          off_word + " or " + on_word, ""};
+}
+
 const std::vector<KeySpec>& Keys() {
   static const std::vector<KeySpec> keys = [] {
     auto pg = [](const std::string& k, const std::string& v) {
@@ -384,30 +402,12 @@ const std::vector<KeySpec>& Keys() {
                         },
                         [](const Config& c) { return std::to_string(c.schd_max_batch_bytes); },
                         "byte size", ""});
-    k.push_back(KeySpec{"schd.snapshot-missing-fields",
-                        [](Config& c, const std::string& v) {
-                          if (v == "keep" || v == "clear") {
-                            c.schd_snapshot_clear_missing = v == "clear";
-                            return Status::Ok();
-                          }
-                          return Bad("schd.snapshot-missing-fields", v, "is not keep|clear");
-                        },
-                        [](const Config& c) {
-                          return std::string(c.schd_snapshot_clear_missing ? "clear" : "keep");
-                        },
-                        "keep or clear", ""});
-    k.push_back(KeySpec{"events.flight-state",
-                        [](Config& c, const std::string& v) {
-                          if (v == "full" || v == "omit") {
-                            c.events_omit_flight_state = v == "omit";
-                            return Status::Ok();
-                          }
-                          return Bad("events.flight-state", v, "is not full|omit");
-                        },
-                        [](const Config& c) {
-                          return std::string(c.events_omit_flight_state ? "omit" : "full");
-                        },
-                        "full or omit", ""});
+    k.push_back(TwoWords("schd.snapshot-missing-fields",
+                         [](Config& c) -> bool& { return c.schd_snapshot_clear_missing; }, "keep",
+                         "clear"));
+    k.push_back(TwoWords("events.flight-state",
+                         [](Config& c) -> bool& { return c.events_omit_flight_state; }, "full",
+                         "omit"));
     k.push_back(Boolean("identity.include-day-boundary",
                         [](Config& c) -> bool& { return c.identity_include_day_boundary; }));
     k.push_back(
