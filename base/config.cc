@@ -402,12 +402,12 @@ const std::vector<KeySpec>& Keys() {
                         },
                         [](const Config& c) { return std::to_string(c.schd_max_batch_bytes); },
                         "byte size", ""});
-    k.push_back(TwoWords("schd.snapshot-missing-fields",
-                         [](Config& c) -> bool& { return c.schd_snapshot_clear_missing; }, "keep",
-                         "clear"));
-    k.push_back(TwoWords("events.flight-state",
-                         [](Config& c) -> bool& { return c.events_omit_flight_state; }, "full",
-                         "omit"));
+    k.push_back(TwoWords(
+        "schd.snapshot-missing-fields",
+        [](Config& c) -> bool& { return c.schd_snapshot_clear_missing; }, "keep", "clear"));
+    k.push_back(TwoWords(
+        "events.flight-state", [](Config& c) -> bool& { return c.events_omit_flight_state; },
+        "full", "omit"));
     k.push_back(Boolean("identity.include-day-boundary",
                         [](Config& c) -> bool& { return c.identity_include_day_boundary; }));
     k.push_back(

@@ -556,7 +556,7 @@ Status Fold::Expire(const FoldInput& cmd, const IdentityExpiryCommand& expiry, s
 void Fold::PendPerActiveSettings() {
   pending_.set_zone(&active_->zone());
   pending_.set_event_flight(active_->values().omit_event_flight ? EventFlight::kOmitted
-                                                                 : EventFlight::kFull);
+                                                                : EventFlight::kFull);
 }
 
 Status Fold::TakeSettings(const FoldInput& cmd, const SettingsCommand& c, std::string* canon) {
