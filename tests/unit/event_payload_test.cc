@@ -73,6 +73,28 @@ TEST(EventPayloadTest, FlightDeleteCarriesItsCauseAndLastState) {
             "\"seqn\":\"1243\",\"styp\":\"FDEL\",\"type\":\"FLOP\"},\"version\":7}");
 }
 
+// events.flight-state = omit: the same event without the "flight" key, for
+// a delete too (its cause stays).
+TEST(EventPayloadTest, AnEventWithoutItsFlightLeavesOutTheKey) {
+  auto last = std::make_shared<Flight>();
+  last->flid = "15";
+  last->data.fields["ACFT"] = Value::Text("733");
+  FlightChange c;
+  c.op = ChangeOp::kDelete;
+  c.flid = "15";
+  c.flight = last;
+  c.cause = "fdel";
+  EventSource s = Source();
+  s.styp = "FDEL";
+  const std::string rendered = "{\"ACFT\":\"733\",\"FLID\":\"15\"}";
+  EXPECT_EQ(
+      FlightEventJson(EventKey(7, 2, 0), c, 7, s, kShanghai, &rendered, EventFlight::kOmitted),
+      "{\"cause\":\"fdel\",\"changes\":{},\"event_key\":\"7:2:0\",\"flid\":\"15\","
+      "\"op\":\"DELETE\","
+      "\"source\":{\"dttm\":\"2026-11-30T09:03:11+08:00\",\"mailbox_id\":4711,"
+      "\"seqn\":\"1243\",\"styp\":\"FDEL\",\"type\":\"FLOP\"},\"version\":7}");
+}
+
 TEST(EventPayloadTest, ReferenceChange) {
   ReferenceChange c;
   c.op = ChangeOp::kUpsert;
