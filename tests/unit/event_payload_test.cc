@@ -55,7 +55,8 @@ TEST(EventPayloadTest, FlightUpsertIsCanonical) {
   EXPECT_EQ(json, FlightEventJson(EventKey(42, 0, 1), c, 42, Source(), kShanghai));
 }
 
-TEST(EventPayloadTest, FlightDeleteCarriesItsCauseAndLastState) {
+// Flight 15 deleted by FLOP FDEL; its last state holds ACFT 733.
+FlightChange DeleteOf15() {
   auto last = std::make_shared<Flight>();
   last->flid = "15";
   last->data.fields["ACFT"] = Value::Text("733");
@@ -64,9 +65,17 @@ TEST(EventPayloadTest, FlightDeleteCarriesItsCauseAndLastState) {
   c.flid = "15";
   c.flight = last;
   c.cause = "fdel";
+  return c;
+}
+
+EventSource FdelSource() {
   EventSource s = Source();
   s.styp = "FDEL";
-  EXPECT_EQ(FlightEventJson(EventKey(7, 2, 0), c, 7, s, kShanghai),
+  return s;
+}
+
+TEST(EventPayloadTest, FlightDeleteCarriesItsCauseAndLastState) {
+  EXPECT_EQ(FlightEventJson(EventKey(7, 2, 0), DeleteOf15(), 7, FdelSource(), kShanghai),
             "{\"cause\":\"fdel\",\"changes\":{},\"event_key\":\"7:2:0\",\"flid\":\"15\","
             "\"flight\":{\"ACFT\":\"733\",\"FLID\":\"15\"},\"op\":\"DELETE\","
             "\"source\":{\"dttm\":\"2026-11-30T09:03:11+08:00\",\"mailbox_id\":4711,"
@@ -76,23 +85,13 @@ TEST(EventPayloadTest, FlightDeleteCarriesItsCauseAndLastState) {
 // events.flight-state = omit: the same event without the "flight" key, for
 // a delete too (its cause stays).
 TEST(EventPayloadTest, AnEventWithoutItsFlightLeavesOutTheKey) {
-  auto last = std::make_shared<Flight>();
-  last->flid = "15";
-  last->data.fields["ACFT"] = Value::Text("733");
-  FlightChange c;
-  c.op = ChangeOp::kDelete;
-  c.flid = "15";
-  c.flight = last;
-  c.cause = "fdel";
-  EventSource s = Source();
-  s.styp = "FDEL";
   const std::string rendered = "{\"ACFT\":\"733\",\"FLID\":\"15\"}";
-  EXPECT_EQ(
-      FlightEventJson(EventKey(7, 2, 0), c, 7, s, kShanghai, &rendered, EventFlight::kOmitted),
-      "{\"cause\":\"fdel\",\"changes\":{},\"event_key\":\"7:2:0\",\"flid\":\"15\","
-      "\"op\":\"DELETE\","
-      "\"source\":{\"dttm\":\"2026-11-30T09:03:11+08:00\",\"mailbox_id\":4711,"
-      "\"seqn\":\"1243\",\"styp\":\"FDEL\",\"type\":\"FLOP\"},\"version\":7}");
+  EXPECT_EQ(FlightEventJson(EventKey(7, 2, 0), DeleteOf15(), 7, FdelSource(), kShanghai, &rendered,
+                            EventFlight::kOmitted),
+            "{\"cause\":\"fdel\",\"changes\":{},\"event_key\":\"7:2:0\",\"flid\":\"15\","
+            "\"op\":\"DELETE\","
+            "\"source\":{\"dttm\":\"2026-11-30T09:03:11+08:00\",\"mailbox_id\":4711,"
+            "\"seqn\":\"1243\",\"styp\":\"FDEL\",\"type\":\"FLOP\"},\"version\":7}");
 }
 
 TEST(EventPayloadTest, ReferenceChange) {
