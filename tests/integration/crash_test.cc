@@ -36,6 +36,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <optional>
 #include <pqxx/pqxx>
 #include <random>
 #include <regex>
@@ -372,18 +373,36 @@ class CrashTest : public ::testing::Test {
     return c;
   }
 
+  // True once the msgx of `run` (when given) has exited: its status goes to
+  // run_exit_, and RunExit() says it.
+  bool RunEnded(pid_t run) {
+    if (run <= 0) return false;
+    if (!run_exit_) run_exit_ = PollExit(run);
+    return run_exit_.has_value();
+  }
+  // "" while the watched run is alive; else how it ended, with its crash
+  // report. A run that never started (exec failed: 127) or died must fail
+  // as that, not as a backlog that did not drain.
+  std::string RunExit() const {
+    if (!run_exit_) return "";
+    return "\nmsgx's run exited with " + std::to_string(run_exit_->code) +
+           " while the test waited for it" + MsgxCrashReport();
+  }
+
   // While msgx runs: waits until the log holds `want` mailbox rows and the
-  // state has folded all of it.
-  bool WaitCaughtUp(size_t want, milliseconds timeout, std::uint64_t min_records = 0) {
+  // state has folded all of it. Gives up early when `run` (a pid, if given)
+  // exits.
+  bool WaitCaughtUp(size_t want, milliseconds timeout, std::uint64_t min_records = 0,
+                    pid_t run = -1) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     // On a first start the log appears only once msgx has opened it.
     auto reader = LogReader::OpenSecondary(state_dir_ + "/log", state_dir_ + "/log-secondary-test");
-    while (!reader.ok() && std::chrono::steady_clock::now() < deadline) {
+    while (!reader.ok() && std::chrono::steady_clock::now() < deadline && !RunEnded(run)) {
       std::this_thread::sleep_for(milliseconds(200));
       reader = LogReader::OpenSecondary(state_dir_ + "/log", state_dir_ + "/log-secondary-test");
     }
     if (!reader.ok()) return false;
-    while (std::chrono::steady_clock::now() < deadline) {
+    while (std::chrono::steady_clock::now() < deadline && !RunEnded(run)) {
       // A secondary can fall behind for good once the primary has deleted
       // WAL files it still wanted: open it again.
       if (!(*reader)->CatchUp().ok()) {
@@ -451,6 +470,7 @@ class CrashTest : public ::testing::Test {
   static testing::MariaDbServer* maria_;  // started by the first MariaDB test
   static int n_;
   MailboxKind kind_ = MailboxKind::kPostgres;
+  std::optional<ExitStatus> run_exit_;  // of the run RunEnded watches
   std::string own_db_;
   std::string own_url_;
   std::string topic_msg_, topic_schd_, topic_ref_;
@@ -629,8 +649,8 @@ TEST_P(CrashLoopTest, KillNineWhileMessagesFlowLosesNothingDuplicatesNothing) {
   pid_t pid = StartMsgx("", kMarkEverySecond);
   // A long run leaves a long backlog: the limits grow with the cycles.
   const milliseconds limit(120'000 + 600LL * loops);
-  ASSERT_TRUE(WaitCaughtUp(mailbox.size(), limit))
-      << "not caught up; see " << state_dir_ << "/msgx.log";
+  ASSERT_TRUE(WaitCaughtUp(mailbox.size(), limit, 0, pid))
+      << "not caught up; see " << state_dir_ << "/msgx.log" << RunExit();
   // ... and the mirror, PostgreSQL and the outbox have drained too.
   const bool settled = testing::WaitSettled(own_url_, *redis_, rows, limit);
   // ... and the processed mark has reached every mailbox row (a run every
@@ -646,9 +666,11 @@ TEST_P(CrashLoopTest, KillNineWhileMessagesFlowLosesNothingDuplicatesNothing) {
                         nullptr, 10);
   };
   const auto mark_deadline = std::chrono::steady_clock::now() + limit;
-  while (unmarked() > 0 && std::chrono::steady_clock::now() < mark_deadline) {
+  while (unmarked() > 0 && std::chrono::steady_clock::now() < mark_deadline && !RunEnded(pid)) {
     std::this_thread::sleep_for(milliseconds(250));
   }
+  // The final run stays up through the checks above: it has no cause to stop.
+  EXPECT_FALSE(RunEnded(pid)) << RunExit();
   StopMsgx(pid);
   EXPECT_TRUE(settled) << "the mirror, PostgreSQL or the outbox did not catch up; see "
                        << state_dir_ << "/msgx.log";

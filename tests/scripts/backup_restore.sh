@@ -21,13 +21,11 @@
 # Usage: backup_restore.sh path/to/msgx
 set -euo pipefail
 MSGX=$(realpath "${1:?usage: $0 path/to/msgx}")
-while IFS= read -r name; do unset "$name"; done < <(compgen -e | grep '^MSGX_' || true)
-TMP=$(mktemp -d /tmp/msgx-backup-XXXXXX)
-chmod 755 "$TMP"  # the postgres user must reach dev/pg below it when we are root
+source "$(dirname "$0")/lib/dev_test.sh"
+TMP=$(scratch_dir backup)
 export MSGX_DEV_DIR=$TMP/dev
 RUN_PID=
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
 cleanup() {
   local rc=$?
   [[ -n $RUN_PID ]] && kill -KILL "$RUN_PID" 2>/dev/null || true

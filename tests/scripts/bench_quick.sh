@@ -15,9 +15,8 @@
 set -euo pipefail
 MSGX=$(realpath "${1:?usage: $0 path/to/msgx}")
 
-while IFS= read -r name; do unset "$name"; done < <(compgen -e | grep '^MSGX_' || true)
-WORK=$(mktemp -d /tmp/msgx-bench-quick-XXXXXX)
-chmod 755 "$WORK"  # the postgres user must reach dev/pg when we are root
+source "$(dirname "$0")/lib/dev_test.sh"
+WORK=$(scratch_dir bench-quick)
 export MSGX_DEV_DIR=$WORK/dev
 KCAT_PIDS=()
 cleanup() {
@@ -29,7 +28,6 @@ cleanup() {
   exit "$rc"
 }
 trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
 
 "$MSGX" dev up >/dev/null
 eval "$("$MSGX" dev env)"

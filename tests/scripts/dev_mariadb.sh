@@ -17,14 +17,10 @@
 set -euo pipefail
 MSGX=$(realpath "${1:?usage: $0 path/to/msgx}")
 
-while IFS= read -r name; do unset "$name"; done < <(compgen -e | grep '^MSGX_' || true)
-DEV_DIR=$(mktemp -d /tmp/msgx-dev-mariadb-XXXXXX)
-chmod 755 "$DEV_DIR"  # postgres and mysql must reach their directories below it when root
+source "$(dirname "$0")/lib/dev_test.sh"
+DEV_DIR=$(scratch_dir dev-mariadb)
 export MSGX_DEV_DIR=$DEV_DIR
 RUN_PID=
-
-fail() { echo "FAIL: $*" >&2; exit 1; }
-alive() { kill -0 "$1" 2>/dev/null && [[ $(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) != Z ]]; }
 
 cleanup() {
   local rc=$?

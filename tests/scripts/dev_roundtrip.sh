@@ -9,15 +9,9 @@
 set -euo pipefail
 MSGX=$(realpath "${1:?usage: $0 path/to/msgx}")
 
-# Our own environment only: settings of another dev dir must not leak in.
-while IFS= read -r name; do unset "$name"; done < <(compgen -e | grep '^MSGX_' || true)
-DEV_DIR=$(mktemp -d /tmp/msgx-dev-roundtrip-XXXXXX)
-chmod 755 "$DEV_DIR"  # the postgres user must reach pg/ below it when we are root
+source "$(dirname "$0")/lib/dev_test.sh"
+DEV_DIR=$(scratch_dir dev-roundtrip)
 export MSGX_DEV_DIR=$DEV_DIR
-
-fail() { echo "FAIL: $*" >&2; exit 1; }
-# Alive and not a zombie (a daemon's zombie lingers until init reaps it).
-alive() { kill -0 "$1" 2>/dev/null && [[ $(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) != Z ]]; }
 
 cleanup() {
   local rc=$?

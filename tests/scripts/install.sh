@@ -17,16 +17,14 @@ BUILD=$(dirname "$(dirname "$MSGX_BUILT")")
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 [[ -f $BUILD/CMakeCache.txt ]] || { echo "FAIL: no build tree at $BUILD" >&2; exit 1; }
 
-while IFS= read -r name; do unset "$name"; done < <(compgen -e | grep '^MSGX_' || true)
+source "$(dirname "$0")/lib/dev_test.sh"
 unset NOTIFY_SOCKET
-TMP=$(mktemp -d /tmp/msgx-install-XXXXXX)
-chmod 755 "$TMP"  # the postgres user must reach dev/pg below it when we are root
+TMP=$(scratch_dir install)
 PREFIX=$TMP/prefix
 MSGX=$PREFIX/bin/msgx
 RUN_PID=
 LISTENER_PID=
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
 cleanup() {
   local rc=$?
   [[ -n $RUN_PID ]] && kill -KILL "$RUN_PID" 2>/dev/null || true
