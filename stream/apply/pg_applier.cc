@@ -137,7 +137,7 @@ void WriteOutcomes(pqxx::dbtransaction& tx, const std::vector<OutcomeRow>& rows,
       "error_class = EXCLUDED.error_class, last_error = EXCLUDED.last_error, "
       "prev_error = EXCLUDED.prev_error, updated_at = EXCLUDED.updated_at, "
       "received_at = EXCLUDED.received_at, enqueued_at = EXCLUDED.enqueued_at, "
-      "log_offset = EXCLUDED.log_offset, "
+      "log_offset = EXCLUDED.log_offset, next_attempt_at = NULL, "
       "backfill_next_at = COALESCE(p.backfill_next_at, EXCLUDED.backfill_next_at) "
       "WHERE p.log_offset < EXCLUDED.log_offset "
       "OR (p.log_offset IS NULL AND p.state <> 'ARCHIVED')";
@@ -545,6 +545,26 @@ Result<ApplyStep> PgApplier::Step() {
   metrics.events->Add(step.events);
   metrics.offset->Set(static_cast<double>(pg_offset_));
   return step;
+}
+
+Status PgApplier::ShowFailedHead(const FailedHead& head) {
+  if (epoch_ == 0) return Status::Infra("not leader");
+  static const std::string kSql =
+      "INSERT INTO proc_state AS p (msg_id, state, attempts, next_attempt_at, error_class, "
+      "last_error, updated_at) VALUES ($1, 'FAILED', $2, $3::timestamptz, $4, $5, "
+      "$6::timestamptz) ON CONFLICT (msg_id) DO UPDATE SET state = 'FAILED', "
+      "attempts = EXCLUDED.attempts, next_attempt_at = EXCLUDED.next_attempt_at, "
+      "error_class = EXCLUDED.error_class, last_error = EXCLUDED.last_error, "
+      "updated_at = EXCLUDED.updated_at WHERE p.log_offset IS NULL AND p.state = 'FAILED'";
+  auto time_or_null = [](MicrosSinceEpoch micros) -> std::optional<std::string> {
+    if (micros == 0) return std::nullopt;
+    return PgTimestamp(micros);
+  };
+  return RunFenced(pg_, options_.pipeline, epoch_, options_.log_uuid, [&](pqxx::dbtransaction& tx) {
+    ExecPrepared(tx, kSql, head.mailbox_id, head.attempts, time_or_null(head.next_attempt_at),
+                 head.error_class, BoundUtf8(head.error, kMaxLastError),
+                 time_or_null(head.failed_at));
+  });
 }
 
 }  // namespace msgx

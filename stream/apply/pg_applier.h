@@ -38,6 +38,12 @@
 //   flight_hst  ON CONFLICT (flid, state_version) DO NOTHING;
 //   fold_batch  ON CONFLICT DO NOTHING, then the digests must agree.
 //
+// Seed mode's held head (docs/fold.md#seed-mode) is not in the log: the
+// service shows it with ShowFailedHead, a proc_state row in state FAILED
+// without a log_offset, which the message's terminal outcome replaces
+// whenever it lands (an outcome from the log replaces a row without one),
+// and which never replaces a row that an outcome from the log has reached.
+//
 // Errors:
 //   - kInfra (PostgreSQL unreachable, stale epoch, RocksDB read error):
 //     ApplyStep::kStalled with the text; nothing was written, nothing is
@@ -58,6 +64,7 @@
 
 #include "base/result.h"
 #include "state/state_store.h"
+#include "stream/fold/failed_head.h"
 #include "stream/pg/pg_session.h"
 
 namespace msgx {
@@ -107,6 +114,13 @@ class PgApplier {
 
   // Applies the pending batches of one transaction (see the header comment).
   Result<ApplyStep> Step();
+
+  // Writes `head` as its message's proc_state row: state FAILED, attempts,
+  // next_attempt_at (NULL: being exhausted), error_class, last_error and
+  // updated_at (the failure's time), in one transaction fenced by the epoch.
+  // A row with a log_offset (a terminal outcome) is left as it is. kInfra
+  // for an outage, a stale epoch or none (not leader): nothing written.
+  Status ShowFailedHead(const FailedHead& head);
 
   // pipeline.applied_offset as last seen (after a commit: the new value);
   // -1 when unknown or nothing applied.

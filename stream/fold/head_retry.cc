@@ -45,6 +45,7 @@ HeadVerdict HeadRetry::Failed(std::int64_t offset) {
   ++attempts_;
   HeadVerdict v;
   v.attempts = attempts_;
+  v.failed_at = now;
   const std::int64_t deadline = first_head_ + config_.head_deadline.count() * 1000;
   if (attempts_ >= config_.max_attempts) {
     v.kind = HeadVerdict::Kind::kExhaust;

@@ -31,9 +31,10 @@ namespace msgx {
 struct HeadVerdict {
   enum class Kind { kWait, kRetryNow, kExhaust };
   Kind kind = Kind::kRetryNow;
-  MicrosSinceEpoch retry_at = 0;  // kWait: when to decide it again
-  int attempts = 0;               // failed attempts so far
-  std::string reason;             // kExhaust: "max-attempts 5" or "head-deadline 10m"
+  MicrosSinceEpoch retry_at = 0;   // kWait: when to decide it again
+  int attempts = 0;                // failed attempts so far
+  MicrosSinceEpoch failed_at = 0;  // this failure, by the clock
+  std::string reason;              // kExhaust: "max-attempts 5" or "head-deadline 10m"
 };
 
 class HeadRetry {

@@ -70,6 +70,7 @@ StepOutcome FoldStage::Step() {
   }
   if (auto head = d_.head_retry->head(); head && fold.applied_offset() >= *head) {
     d_.head_retry->Cleared(*head);
+    if (d_.failed_heads != nullptr) d_.failed_heads->Clear();
   }
   applied_ = fold.applied_offset();
   rejected_ = fold.counters().rejected_records;
@@ -84,6 +85,12 @@ StepOutcome FoldStage::OnHeld(const HeldHead& held) {
   Logger("fold")->warn("{}", WithTrace(std::to_string(held.mailbox_id),
                                        "seed mode: FAILED (attempt " + std::to_string(v.attempts) +
                                            ") " + held.error_class + ": " + held.error));
+  if (d_.failed_heads != nullptr) {
+    d_.failed_heads->Post(FailedHead{held.mailbox_id, held.offset, v.attempts, v.failed_at,
+                                     v.kind == HeadVerdict::Kind::kWait ? v.retry_at : 0,
+                                     held.error_class, held.error});
+    if (d_.head_failed) d_.head_failed();
+  }
   if (v.kind == HeadVerdict::Kind::kWait) {
     return StepOutcome::WaitUntil(v.retry_at,
                                   "seed mode: head at offset " + std::to_string(held.offset));

@@ -3,7 +3,9 @@
 // the applied offset and folds them (stream/fold/fold.h), then:
 //   - seed mode (docs/fold.md#seed-mode): a head that failed again waits
 //     (kWaitUntil) by HeadRetry's rule; when it runs out, the step appends an
-//     EXHAUST command and the fold ends the message DEAD on its next step;
+//     EXHAUST command and the fold ends the message DEAD on its next step.
+//     Each failure is posted to `failed_heads` (the applier shows it in
+//     proc_state as FAILED), and the post is cleared once the head moved on;
 //   - a rebuild (stream/service/rebuild_gate.h) is loaded before the step
 //     (until PostgreSQL answers, the fold stalls only when the state store
 //     may be a rebuild), cuts the batches where PostgreSQL's end, and
@@ -35,6 +37,7 @@
 #include "state/disk_reserve.h"
 #include "state/log_store.h"
 #include "state/state_store.h"
+#include "stream/fold/failed_head.h"
 #include "stream/fold/fold.h"
 #include "stream/fold/head_retry.h"
 #include "stream/fold/log_fold_source.h"
@@ -51,6 +54,10 @@ class FoldStage final : public Stage {
     LogStore* log = nullptr;
     StateStore* store = nullptr;
     HeadRetry* head_retry = nullptr;
+    // Seed mode's held head, for the applier to show as FAILED; null: not
+    // shown. `head_failed` is called after each post.
+    FailedHeadBoard* failed_heads = nullptr;
+    std::function<void()> head_failed;
     RebuildGate* rebuild = nullptr;  // null: no rebuild to check (no PostgreSQL)
     std::size_t batch_max = 1000;
     std::function<void()> folded;

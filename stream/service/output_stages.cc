@@ -5,6 +5,7 @@
 #include <atomic>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "base/log.h"
@@ -142,6 +143,9 @@ class ApplierStage final : public Stage {
       runner_->Wake(DispatchStageName(target));
     }
     Prune();
+    if (StepOutcome shown = ShowFailedHead(); shown.kind != StepOutcome::Kind::kIdle) {
+      return shown;
+    }
     // Caught up with the fold: the next fold commit wakes the applier.
     return step->kind == ApplyStep::Kind::kApplied && !step->caught_up ? StepOutcome::Progressed()
                                                                        : StepOutcome::Idle();
@@ -157,6 +161,19 @@ class ApplierStage final : public Stage {
     o.log_uuid = d.log_uuid;
     return o;
   }
+  // Seed mode's held head, once per post (after the pending batches, so
+  // that PostgreSQL shows it behind what the fold applied before it).
+  StepOutcome ShowFailedHead() {
+    if (d_.failed_heads == nullptr) return StepOutcome::Idle();
+    std::optional<FailedHead> head = d_.failed_heads->Read();
+    if (!head || head == shown_) return StepOutcome::Idle();
+    Status s = applier_.ShowFailedHead(*head);
+    if (s.error_class() == ErrorClass::kInfra) return StepOutcome::Stalled(s.ToString());
+    if (!s.ok()) return StepOutcome::FromStatus(s);
+    shown_ = std::move(head);
+    return StepOutcome::Progressed();
+  }
+
   // Pending batches applied here and mirrored, and older than the
   // retention, are dropped from the state store once a minute.
   void Prune() {
@@ -181,6 +198,7 @@ class ApplierStage final : public Stage {
   const std::atomic<std::int64_t>* mirror_offset_;
   StageRunner* runner_;
   std::int64_t last_prune_;
+  std::optional<FailedHead> shown_;  // the last held head written
   std::atomic<std::int64_t> offset_{-1};
   std::atomic<bool> known_{false};  // offset_ was read from PostgreSQL
 };

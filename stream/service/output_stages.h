@@ -2,7 +2,9 @@
 // runner stages (stream/service/stage.h):
 //   "mirror"            pending batches → Redis (stream/mirror/mirror_worker.h);
 //   "applier"           pending batches → PostgreSQL (stream/apply/pg_applier.h),
-//                       and pruning of pending batches applied and mirrored
+//                       seed mode's held head as a FAILED proc_state row
+//                       (once per post to OutputDeps::failed_heads), and
+//                       pruning of pending batches applied and mirrored
 //                       longer ago than pipeline.pending-retention;
 //   "dispatch <target>" one per target (KAFKA:msg, KAFKA:schd, KAFKA:ref),
 //                       outbox → Kafka (stream/dispatch/dispatcher.h), gated
@@ -31,6 +33,7 @@
 #include "base/config.h"
 #include "state/airport_zone.h"
 #include "state/state_store.h"
+#include "stream/fold/failed_head.h"
 #include "stream/pg/leadership_keeper.h"
 #include "stream/service/stage_runner.h"
 
@@ -43,6 +46,9 @@ struct OutputDeps {
   std::string log_uuid;
   LeadershipKeeper* leader = nullptr;  // REQUIRED when postgres.url is set
   Clock* clock = nullptr;
+  // Seed mode's held head, which the applier shows in proc_state as FAILED
+  // (docs/fold.md#seed-mode); null: not shown.
+  const FailedHeadBoard* failed_heads = nullptr;
 };
 
 // The stage names, for Wake().

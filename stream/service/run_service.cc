@@ -471,6 +471,9 @@ int RunService(const Config& config) {
   fd.log = log_store;
   fd.store = store->get();
   fd.head_retry = &head_retry;
+  FailedHeadBoard failed_heads;
+  fd.failed_heads = &failed_heads;
+  fd.head_failed = [&] { runner.Wake(kApplierStage); };
   fd.rebuild = keeper ? &rebuild_gate : nullptr;
   fd.batch_max = static_cast<std::size_t>(config.pipeline.batch_max);
   fd.reserve = &reserve;
@@ -491,6 +494,7 @@ int RunService(const Config& config) {
     deps.log_uuid = log_store->log_uuid();
     deps.leader = keeper.get();
     deps.clock = clock;
+    deps.failed_heads = &failed_heads;
     if (Status s = AddOutputStages(deps, &runner); !s.ok()) {
       lg->error("{}", s.ToString());
       return s.error_class() == ErrorClass::kConfig ? 2 : 1;

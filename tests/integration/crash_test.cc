@@ -832,11 +832,33 @@ TEST_F(CrashTest, SeedModeHoldsTheHeadThenExhaustsAndTheRestFollows) {
   const std::vector<std::int64_t> mailbox = MailboxIds();
 
   pid_t pid = StartMsgx("", {"MSGX_PIPELINE_RETRY_DETERMINISTIC=true",
-                             "MSGX_PIPELINE_MAX_ATTEMPTS=3", "MSGX_PIPELINE_BACKOFF_MS=300ms"});
-  // 1 + 2 attempts' backoff (0.3 s, 0.6 s), then EXHAUSTED and the rest.
-  ASSERT_TRUE(WaitCaughtUp(mailbox.size(), milliseconds(60'000)))
-      << "see " << state_dir_ << "/msgx.log";
+                             "MSGX_PIPELINE_MAX_ATTEMPTS=3", "MSGX_PIPELINE_BACKOFF_MS=1s"});
+  // While it holds the head (1 s, then 2 s of backoff), PostgreSQL shows it
+  // FAILED with its attempts and next attempt, and nothing behind it.
+  const std::string row =
+      "SELECT state || ' ' || attempts || ' ' || error_class || ' ' || (next_attempt_at IS NOT "
+      "NULL) || ' ' || (log_offset IS NULL) FROM proc_state WHERE msg_id = " +
+      std::to_string(bad);
+  std::string failed;
+  for (int i = 0; i < 300 && failed.rfind("FAILED", 0) != 0; ++i) {
+    failed = pg_->Psql(own_db_, row);
+    if (failed.rfind("FAILED", 0) != 0) std::this_thread::sleep_for(milliseconds(100));
+  }
+  EXPECT_TRUE(failed == "FAILED 1 UNSUPPORTED true true\n" ||
+              failed == "FAILED 2 UNSUPPORTED true true\n")
+      << failed;
+  EXPECT_EQ(
+      pg_->Psql(own_db_, "SELECT count(*) FROM proc_state WHERE msg_id > " + std::to_string(bad)),
+      "0\n");
+  // Then EXHAUSTED and the rest.
+  ASSERT_TRUE(WaitCaughtUp(mailbox.size(), milliseconds(60'000), 0, pid))
+      << "see " << state_dir_ << "/msgx.log" << RunExit();
+  EXPECT_TRUE(testing::WaitSettled(own_url_, *redis_, static_cast<std::int64_t>(mailbox.size()),
+                                   milliseconds(60'000)));
   StopMsgx(pid);
+  // The outcome from the log replaces the row (its attempts are the fold's:
+  // docs/fold.md#seed-mode).
+  EXPECT_EQ(pg_->Psql(own_db_, row), "DEAD 1 EXHAUSTED false false\n");
 
   auto store = StateStore::Open(state_dir_ + "/state", {false, true});
   ASSERT_TRUE(store.ok());

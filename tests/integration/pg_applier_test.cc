@@ -413,6 +413,63 @@ TEST_F(PgApplierTest, AnOutcomeReplacesTheRowOnlyFromALaterLogOffset) {
   EXPECT_EQ(Sql(query), after);
 }
 
+// Seed mode's held head (docs/fold.md#seed-mode) is FAILED in proc_state,
+// with its attempts and next attempt, until its terminal outcome from the
+// log replaces it; a post that comes after that outcome changes nothing,
+// nor does one for a message an outcome from the log has reached.
+TEST_F(PgApplierTest, AHeldHeadIsFailedUntilItsOutcomeLands) {
+  Fold(FirstBatch());
+  ExpectApplied(0, 2);
+  const std::string query =
+      "SELECT msg_id, state, attempts, " + Us("next_attempt_at") +
+      ", coalesce(error_class, '~'), coalesce(last_error, '~'), coalesce(log_offset::text, '~'), " +
+      Us("updated_at") + ", " + Us("backfill_next_at") +
+      " FROM proc_state WHERE msg_id IN (10, 13) ORDER BY msg_id";
+  // A post without a next attempt (the head is being exhausted)...
+  FailedHead held{13, 3, 1, kT0 + 1000, 0, "UNSUPPORTED", "no handler for FLOP-ZZZZ"};
+  ASSERT_TRUE(applier_->ShowFailedHead(held).ok());
+  EXPECT_EQ(Sql(query),
+            "10|SUCCEEDED|1|~|~|~|0|100|100\n"
+            "13|FAILED|1|~|UNSUPPORTED|no handler for FLOP-ZZZZ|~|1000|~\n");
+  // ... and a later one with a next attempt replaces it.
+  held.attempts = 2;
+  held.failed_at = kT0 + 2000;
+  held.next_attempt_at = kT0 + 5000;
+  ASSERT_TRUE(applier_->ShowFailedHead(held).ok());
+  EXPECT_EQ(Sql(query),
+            "10|SUCCEEDED|1|~|~|~|0|100|100\n"
+            "13|FAILED|2|5000|UNSUPPORTED|no handler for FLOP-ZZZZ|~|2000|~\n");
+
+  PendingBatch b;
+  b.first_offset = 3;
+  b.last_offset = 4;
+  b.digest = Sha256("exhausted");
+  Outcome dead = MakeOutcome(13, OutcomeState::kDead, 4, kT0 + 3000);
+  dead.message_offset = 3;
+  dead.attempts = 2;
+  dead.error_class = "EXHAUSTED";
+  dead.last_error = "exhausted:max-attempts 2: UNSUPPORTED: no handler for FLOP-ZZZZ";
+  b.outcomes = {{dead, 0, kT0 + 3}};
+  Fold(b);
+  ExpectApplied(3, 4);
+  const std::string ended =
+      "10|SUCCEEDED|1|~|~|~|0|100|100\n"
+      "13|DEAD|2|~|EXHAUSTED|exhausted:max-attempts 2: UNSUPPORTED: no handler for "
+      "FLOP-ZZZZ|4|3000|3000\n";
+  EXPECT_EQ(Sql(query), ended);
+  // A post read before the outcome landed, written after it; and one for a
+  // message that has its outcome.
+  ASSERT_TRUE(applier_->ShowFailedHead(held).ok());
+  ASSERT_TRUE(applier_->ShowFailedHead(FailedHead{10, 0, 1, kT0 + 4000, 0, "X", "y"}).ok());
+  EXPECT_EQ(Sql(query), ended);
+
+  // Not leading: nothing written.
+  PgApplier follower(session_.get(), store_.get(), ApplierOptions{"main", kLog});
+  const Status not_leader = follower.ShowFailedHead(FailedHead{14, 5, 1, kT0, kT0, "X", "y"});
+  EXPECT_EQ(not_leader.error_class(), ErrorClass::kInfra) << not_leader.ToString();
+  EXPECT_EQ(Sql("SELECT count(*) FROM proc_state WHERE msg_id = 14"), "0\n");
+}
+
 TEST_F(PgApplierTest, ARefMasterRowChangesOnlyFromItsVersionOnward) {
   PendingBatch b1 = FirstBatch();
   b1.references = {{"AIRL", "BA", false, "{}", "AODB", 1, kT0},
