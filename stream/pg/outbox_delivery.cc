@@ -20,8 +20,11 @@ std::string UndeliveredAboveSql(std::string_view target) {
 }
 
 std::string UndeliveredReplayedSql(std::string_view target) {
-  std::string sql = "target = ";
-  sql.append(target).append(" AND state = 'PENDING' AND replayed_at IS NOT NULL AND event_id <= ");
+  // The target through a sub-select, so that PostgreSQL can never prove the
+  // target's PENDING index (partial on a target literal) usable here.
+  std::string sql = "target = (SELECT ";
+  sql.append(target).append(
+      "::varchar) AND state = 'PENDING' AND replayed_at IS NOT NULL AND event_id <= ");
   sql.append(DeliveredThroughSql(target));
   return sql;
 }

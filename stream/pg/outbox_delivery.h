@@ -40,7 +40,12 @@ std::string DeliveredThroughSql(std::string_view target);
 // an index: the target's PENDING index (V6) led by event_id, and
 // msg_event_pending_replayed_idx (V8). Kept apart, not joined by OR, which
 // would read the target's whole PENDING index: every delivered event
-// stays in it until the event retention deletes the row.
+// stays in it until the event retention deletes the row. For the same
+// reason the replayed condition names its target through a sub-select:
+// a plan made while the outbox was empty, and kept by a session's
+// prepared statement, would otherwise read the PENDING index below the
+// delivered position, every delivered event, on every head read
+// (docs/performance.md#the-head-read-planned-on-an-empty-outbox-2026-12-06).
 std::string UndeliveredAboveSql(std::string_view target);
 std::string UndeliveredReplayedSql(std::string_view target);
 // The SQL expression of the number of `target`'s undelivered events: the
