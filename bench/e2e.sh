@@ -123,6 +123,7 @@ run_mode() {  # name batch_max rows
   fi
   wait_until delivered
   end=$(date +%s.%N)
+  [[ ${KAFKA:-0} != 1 ]] || end=$(drain_end)
   if [[ -n $perf_pid ]]; then kill -INT "$perf_pid"; wait "$perf_pid" || true; fi
   kill -TERM "$pid"
   wait "$pid" || true
@@ -156,9 +157,25 @@ start_msgx() {  # log_name batch_max [kafka.bootstrap-servers]; sets pid
   pid=$!
 }
 
+# The poll's interval. Each poll starts a psql (and with it a PostgreSQL
+# backend) and a redis-cli: five a second were about a tenth of the two
+# cores in a drain (docs/performance.md#the-benchs-poll-2026-12-06). With
+# KAFKA=1 the end of a drain to Kafka is read from PostgreSQL afterwards
+# (drain_end), so that poll need not be frequent; otherwise the poll's time
+# is the end.
+poll_seconds() { [[ $1 == delivered && ${KAFKA:-0} == 1 ]] && echo 1 || echo 0.2; }
+
+# With KAFKA=1: when the drain ended, in seconds since the epoch: the later
+# of the last Kafka commit a dispatcher recorded and the last applied batch
+# (whose outcomes may carry no event). The same host's clock as `date`.
+drain_end() {
+  psql_own "SELECT extract(epoch FROM greatest((SELECT max(sent_at) FROM outbox_delivery),
+    (SELECT max(updated_at) FROM pipeline)))"
+}
+
 wait_until() {  # applied | delivered; reads run_mode's total and last_id
-  # One psql and one redis-cli every 0.2 s: the poller shares the 2 cores,
-  # so each poll reads a few index entries, not the tables: the outcomes are
+  # One psql and one redis-cli a poll: the poller shares the 2 cores, so
+  # each poll reads a few index entries, not the tables: the outcomes are
   # counted only once the last row's is there (capture appends in mailbox
   # order and the applier applies in log order).
   while :; do
@@ -170,7 +187,7 @@ wait_until() {  # applied | delivered; reads run_mode's total and last_id
     if [[ $done_rows == "$total" && $mirror == "$applied" ]]; then
       [[ $1 == applied || $unsent == f ]] && return
     fi
-    sleep 0.2
+    sleep "$(poll_seconds "$1")"
   done
 }
 
