@@ -324,6 +324,9 @@ Result<std::vector<Dispatcher::Event>> Dispatcher::ReadHead(PgSession* pg, const
   });
   if (!s.ok()) return s;
   if (!fence.ok()) return fence;
+  // The fenced read has no ORDER BY of its own (FencedReadSql).
+  auto by_id = [](const Event& a, const Event& b) { return a.event_id < b.event_id; };
+  if (!std::is_sorted(out.begin(), out.end(), by_id)) std::sort(out.begin(), out.end(), by_id);
   return out;
 }
 

@@ -106,7 +106,6 @@ Status RunFenced(PgSession* pg, const std::string& pipeline, std::int64_t epoch,
 std::string FencedReadSql(const std::string& sql, int pipeline_param) {
   std::string out = "SELECT p.leader_epoch, p.log_uuid, r.* FROM pipeline p LEFT JOIN LATERAL (";
   out.append(sql).append(") r ON true WHERE p.name = $").append(std::to_string(pipeline_param));
-  out.append(" ORDER BY 3");
   return out;
 }
 

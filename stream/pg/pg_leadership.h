@@ -90,12 +90,15 @@ Status CheckEpoch(pqxx::dbtransaction& tx, const std::string& pipeline, std::int
 // path (a dispatcher's head): `sql` wrapped as
 //   SELECT p.leader_epoch, p.log_uuid, r.* FROM pipeline p
 //     LEFT JOIN LATERAL (<sql>) r ON true WHERE p.name = $<pipeline_param>
-//     ORDER BY 3
 // One statement has one snapshot, so the epoch it reads and its rows agree,
 // as in a transaction that checks the epoch (kRead) and then reads, without
 // that transaction's BEGIN, epoch query and COMMIT. `sql`'s rows start at
-// column 2, ordered by its first column; a row whose column 2 is NULL is
-// the one that stands for none (docs/commit-protocol.md#single-writer).
+// column 2; a row whose column 2 is NULL is the one that stands for none
+// (docs/commit-protocol.md#single-writer). No ORDER BY: a join ON true can
+// only be a nested loop, which yields `sql`'s rows in `sql`'s order, and a
+// sort over it held every row (payloads too) until the last had been read.
+// SQL does not promise that order, so a caller that needs it checks it
+// (Dispatcher::ReadHead sorts the rare result that is not in order).
 std::string FencedReadSql(const std::string& sql, int pipeline_param);
 
 // The fence of a FencedReadSql result: as CheckEpoch (`pipeline` names the

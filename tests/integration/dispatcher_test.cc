@@ -1169,6 +1169,19 @@ TEST_F(DispatcherTest, AHeadReadPlannedOnAnEmptyOutboxDoesNotReadItsDeliveredEve
   EXPECT_EQ(shown.find("Rows Removed by Filter"), std::string::npos) << shown;
 }
 
+// The fenced head read streams its rows in the head read's own order: no
+// sort above the join, which would hold every row, payloads too, until the
+// last had been read (FencedReadSql). The join ON true is a nested loop,
+// whose rows keep the inner statement's order.
+TEST_F(DispatcherTest, TheFencedHeadReadHasNoSortOfItsOwn) {
+  const std::string shown =
+      Query("SET plan_cache_mode = force_generic_plan; PREPARE q(int, bigint, text, text) AS " +
+            FencedReadSql(Dispatcher::HeadQuery("KAFKA:msg", false, false), 4) +
+            "; EXPLAIN (COSTS OFF) EXECUTE q(2000, 0, '{}', 'main')");
+  EXPECT_EQ(shown.rfind("Nested Loop Left Join", 0), 0u) << shown;
+  EXPECT_EQ(shown.find("\nSort"), std::string::npos) << shown;
+}
+
 // The service's dispatcher for KAFKA:msg sends a drain in batches of
 // claim_limit events, one Kafka transaction and one SENT update each: 2,000
 // with a default configuration (docs/dispatch.md#in-msgx-run). Each SENT

@@ -200,7 +200,8 @@ TEST_F(LeadershipTest, AFencedReadOfOneStatementCarriesTheEpochWithItsRows) {
   };
   auto three = read(3, "main", a.epoch(), "log-1");
   ASSERT_TRUE(three.ok()) << three.status().ToString();
-  EXPECT_EQ(*three, (std::vector<std::string>{"1x1", "2x2", "3x3"})) << "ordered by column 2";
+  EXPECT_EQ(*three, (std::vector<std::string>{"3x3", "2x2", "1x1"}))
+      << "in the inner statement's order, not sorted again";
   auto none = read(0, "main", a.epoch(), "log-1");
   ASSERT_TRUE(none.ok()) << none.status().ToString();
   EXPECT_TRUE(none->empty());
