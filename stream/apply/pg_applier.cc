@@ -35,12 +35,14 @@ namespace {
 // (WriteEvents).
 constexpr size_t kMaxRowsPerStatement = 2000;
 constexpr size_t kMaxStatementBytes = 8u << 20;
-// The event insert sorts its rows by position (ORDER BY ord) with their
-// payloads: up to kMaxStatementBytes and the rows' overhead. PostgreSQL's
-// default work_mem (4 MB) sent most of those sorts to temporary files
-// (165 MB of them in a drain of 100,000 messages,
+// The event insert's function scan over unnest() holds its rows, payloads
+// included, in a tuplestore before the insert reads them (ORDER BY ord needs
+// no sort: PostgreSQL knows WITH ORDINALITY's order): up to
+// kMaxStatementBytes and the rows' overhead. PostgreSQL's default work_mem
+// (4 MB) sent most of those tuplestores to temporary files (165 MB of them
+// in a drain of 100,000 messages,
 // docs/performance.md#the-event-insert-sorts-in-memory); the applier's
-// transaction raises it for itself, so one sort holds a whole statement.
+// transaction raises it for itself, so one statement's rows stay in memory.
 constexpr const char* kEventSortMemory = "SET LOCAL work_mem = '32MB'";
 
 // Carries a Status out of PgSession::Run's function: throwing rolls the
@@ -112,27 +114,71 @@ void AddTimeOrNull(PgBinaryArray& c, MicrosSinceEpoch micros) {
   }
 }
 
-// Executes `sql` with the N columns as $1..$N, binary, and empties them.
+// Executes `sql` with the N arrays as $1..$N, binary.
 template <std::size_t N>
-pqxx::result ExecColumns(pqxx::dbtransaction& tx, const std::string& sql,
-                         std::array<PgBinaryArray, N>& c) {
+pqxx::result ExecArrays(pqxx::dbtransaction& tx, const std::string& sql,
+                        const std::array<std::string, N>& bytes) {
   return [&]<std::size_t... I>(std::index_sequence<I...>) {
-    const std::array<std::string, N> bytes{c[I].Take()...};
     return ExecPrepared(tx, sql, pqxx::binarystring(bytes[I].data(), bytes[I].size())...);
   }
   (std::make_index_sequence<N>{});
 }
 
+template <std::size_t N>
+std::array<std::string, N> TakeAll(std::array<PgBinaryArray, N>& c) {
+  return [&]<std::size_t... I>(std::index_sequence<I...>) {
+    return std::array<std::string, N>{c[I].Take()...};
+  }
+  (std::make_index_sequence<N>{});
+}
+
+// Executes `sql` with the N columns as $1..$N, binary, and empties them.
+template <std::size_t N>
+pqxx::result ExecColumns(pqxx::dbtransaction& tx, const std::string& sql,
+                         std::array<PgBinaryArray, N>& c) {
+  return ExecArrays(tx, sql, TakeAll(c));
+}
+
+// An insert of the big tables, proc_state and msg_event, first as a plain
+// INSERT: `sql` followed by nothing. INSERT ... ON CONFLICT checks the
+// arbiter index before each row and writes a second WAL record after it
+// (PostgreSQL's speculative insertion), about a quarter of proc_state's
+// insert and a sixth of msg_event's (docs/performance.md#plain-inserts).
+// A row already there is rare (a batch applied again after PostgreSQL
+// stopped inside its commit, a message decided again at a later offset,
+// seed mode's FAILED row), and the plain INSERT then fails with a unique
+// violation inside its savepoint: the statement runs again as `sql` +
+// `on_conflict`, whose per-row rules decide as they always did. Empties
+// the columns; counts that second run in `*upserts`.
+template <std::size_t N>
+void InsertColumns(pqxx::dbtransaction& tx, const std::string& sql, const std::string& on_conflict,
+                   std::array<PgBinaryArray, N>& c, int* upserts) {
+  // By hand: libpqxx 6.4's subtransaction sends its SAVEPOINT with its
+  // first exec(), and never with exec_prepared().
+  const std::array<std::string, N> bytes = TakeAll(c);
+  tx.exec0("SAVEPOINT msgx_plain_insert");
+  try {
+    ExecArrays(tx, sql, bytes);
+    tx.exec0("RELEASE SAVEPOINT msgx_plain_insert");
+    return;
+  } catch (const pqxx::unique_violation&) {
+    tx.exec0("ROLLBACK TO SAVEPOINT msgx_plain_insert");
+  }
+  ++*upserts;
+  ExecArrays(tx, sql + on_conflict, bytes);
+}
+
 // `backfill_next[i]`: rows[i]'s backfill_next_at when its row has none yet.
 void WriteOutcomes(pqxx::dbtransaction& tx, const std::vector<OutcomeRow>& rows,
-                   const std::vector<MicrosSinceEpoch>& backfill_next) {
+                   const std::vector<MicrosSinceEpoch>& backfill_next, int* upserts) {
   static const std::string kSql =
       "INSERT INTO proc_state AS p (msg_id, state, identity_key, attempts, error_class, "
       "last_error, prev_error, updated_at, received_at, enqueued_at, log_offset, "
       "backfill_next_at) SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], "
       "$4::int[], $5::text[], $6::text[], $7::text[], $8::timestamptz[], $9::timestamptz[], "
-      "$10::timestamptz[], $11::bigint[], $12::timestamptz[]) "
-      "ON CONFLICT (msg_id) DO UPDATE SET state = EXCLUDED.state, "
+      "$10::timestamptz[], $11::bigint[], $12::timestamptz[])";
+  static const std::string kOnConflict =
+      " ON CONFLICT (msg_id) DO UPDATE SET state = EXCLUDED.state, "
       "identity_key = EXCLUDED.identity_key, attempts = EXCLUDED.attempts, "
       "error_class = EXCLUDED.error_class, last_error = EXCLUDED.last_error, "
       "prev_error = EXCLUDED.prev_error, updated_at = EXCLUDED.updated_at, "
@@ -150,7 +196,7 @@ void WriteOutcomes(pqxx::dbtransaction& tx, const std::vector<OutcomeRow>& rows,
                                   PgBinaryArray(T::kInt8),        PgBinaryArray(T::kTimestampTz)};
   size_t n = 0;
   auto flush = [&] {
-    if (n > 0) ExecColumns(tx, kSql, c);
+    if (n > 0) InsertColumns(tx, kSql, kOnConflict, c, upserts);
     n = 0;
   };
   for (size_t i = 0; i < rows.size(); ++i) {
@@ -178,14 +224,15 @@ void WriteOutcomes(pqxx::dbtransaction& tx, const std::vector<OutcomeRow>& rows,
 // `received`: the received_at of each source message (the outcomes of the
 // same batches); an event whose source is not there has none (NULL).
 void WriteEvents(pqxx::dbtransaction& tx, const std::vector<EventRow>& rows, std::int64_t applied,
-                 const std::unordered_map<std::int64_t, MicrosSinceEpoch>& received) {
+                 const std::unordered_map<std::int64_t, MicrosSinceEpoch>& received, int* upserts) {
   // ORDER BY ord: event_id (BIGSERIAL) follows the batch's order, the log's.
   static const std::string kSql =
       "INSERT INTO msg_event (event_key, target, partition_key, event_type, state_version, "
       "payload_json, created_at, source_msg_id, received_at) SELECT k, t, pk, et, sv, p, ca, sm, "
       "ra FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], "
       "$7::timestamptz[], $8::bigint[], $9::timestamptz[]) WITH ORDINALITY AS u (k, t, pk, et, "
-      "sv, p, ca, sm, ra, ord) ORDER BY ord ON CONFLICT (event_key) DO NOTHING";
+      "sv, p, ca, sm, ra, ord) ORDER BY ord";
+  static const std::string kOnConflict = " ON CONFLICT (event_key) DO NOTHING";
   if (rows.empty()) return;
   tx.exec0(kEventSortMemory);
   using T = PgElementType;
@@ -195,7 +242,7 @@ void WriteEvents(pqxx::dbtransaction& tx, const std::vector<EventRow>& rows, std
       PgBinaryArray(T::kTimestampTz), PgBinaryArray(T::kInt8), PgBinaryArray(T::kTimestampTz)};
   size_t n = 0;
   auto flush = [&] {
-    if (n > 0) ExecColumns(tx, kSql, c);
+    if (n > 0) InsertColumns(tx, kSql, kOnConflict, c, upserts);
     n = 0;
   };
   for (const EventRow& e : rows) {
@@ -372,6 +419,7 @@ struct ApplierMetrics {
   Counter* outcomes;
   Counter* events;
   Counter* stalls;
+  Counter* upserts;
   Gauge* offset;
 };
 
@@ -387,6 +435,8 @@ const ApplierMetrics& GetMetrics() {
         g.GetCounter("msgx_applier_rows_total", "Rows sent to PostgreSQL by the applier",
                      {{"table", "msg_event"}}),
         g.GetCounter("msgx_applier_stalls_total", "Applier steps stalled by an outage"),
+        g.GetCounter("msgx_applier_upserts_total",
+                     "Applier inserts that met a row already there and ran as upserts"),
         g.GetGauge("msgx_applier_pg_offset", "pipeline.applied_offset as last seen")};
   }();
   return m;
@@ -429,6 +479,7 @@ Result<ApplyStep> PgApplier::Step() {
   Status failure = meta.ok() ? Status::Ok() : meta.status();
   std::optional<Gathered> gathered;
   std::int64_t seen = -1;
+  int upserts = 0;
   Status s = Status::Ok();
   if (failure.ok()) {
     s = pg_->Run([&](pqxx::dbtransaction& tx) {
@@ -482,8 +533,9 @@ Result<ApplyStep> PgApplier::Step() {
         gathered->Add(std::move(*next.value()));
       }
       const PendingBatch& last = gathered->batches.back();
-      WriteOutcomes(tx, gathered->outcomes, gathered->backfill_next);
-      WriteEvents(tx, gathered->events, x, gathered->received);
+      upserts = 0;
+      WriteOutcomes(tx, gathered->outcomes, gathered->backfill_next, &upserts);
+      WriteEvents(tx, gathered->events, x, gathered->received, &upserts);
       WriteReferences(tx, gathered->references);
       WriteHistory(tx, gathered->history);
       if (Status e = WriteFoldBatches(tx, gathered->batches); !e.ok()) fail(std::move(e));
@@ -529,6 +581,7 @@ Result<ApplyStep> PgApplier::Step() {
   step.first = first;
   step.last = last;
   step.batches = static_cast<int>(gathered->batches.size());
+  step.upserts = upserts;
   step.outcomes = static_cast<int>(gathered->outcomes.size());
   step.events = static_cast<int>(gathered->events.size());
   for (const EventRow& e : gathered->events) {
@@ -539,6 +592,7 @@ Result<ApplyStep> PgApplier::Step() {
   }
   step.caught_up = last >= meta->applied_offset;
   metrics.batches->Add(step.batches);
+  metrics.upserts->Add(step.upserts);
   metrics.transactions->Add(1);
   metrics.outcomes->Add(step.outcomes);
   CountMessages(gathered->outcomes);

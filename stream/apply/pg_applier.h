@@ -92,6 +92,9 @@ struct ApplyStep {
   int events = 0;
   std::string error;  // kStalled: why
   int batches = 0;    // kApplied: pending batches committed
+  // kApplied: statements whose plain INSERT met a row already there and
+  // that ran again as an upsert (docs/commit-protocol.md#output-stages).
+  int upserts = 0;
   // kApplied: the targets the committed events are for, each once, in the
   // order first seen (the dispatchers to wake).
   std::vector<std::string> event_targets;

@@ -148,11 +148,12 @@ class PgApplierTest : public testing::PgSuite {
     return failed;
   }
 
-  void ExpectApplied(std::int64_t first, std::int64_t last) {
+  ApplyStep ExpectApplied(std::int64_t first, std::int64_t last) {
     ApplyStep s = MustStep();
     EXPECT_EQ(s.kind, ApplyStep::Kind::kApplied) << s.error;
     EXPECT_EQ(s.first, first);
     EXPECT_EQ(s.last, last);
+    return s;
   }
 
   std::string Sql(const std::string& q) { return pg_->Psql(db_, q); }
@@ -311,28 +312,32 @@ TEST_F(PgApplierTest, OneTransactionGathersConsecutiveBatchesUnderItsRowBound) {
   EXPECT_EQ(Sql("SELECT count(*) FROM fold_batch"), "3\n");
 }
 
+// The big tables' rows go in as plain INSERTs; a statement that meets rows
+// already there runs again as its upsert (ApplyStep::upserts), and the
+// rules of the upsert decide, row by row, as before.
 TEST_F(PgApplierTest, ARedoAfterPostgresWentBackIsHarmless) {
   Fold(FirstBatch());
   Fold(SecondBatch());
-  ExpectApplied(0, 2);
-  ExpectApplied(3, 10);
+  EXPECT_EQ(ExpectApplied(0, 2).upserts, 0);
+  EXPECT_EQ(ExpectApplied(3, 10).upserts, 0);
   const std::string before = Tables();
   const std::string ids =
       Sql("SELECT string_agg(event_id::text, ',' ORDER BY event_id) "
           "FROM msg_event");
 
-  // A point-in-time restore to before everything: both batches again.
+  // A point-in-time restore to before everything: both batches again, each
+  // meeting its outcomes and its events.
   Sql("UPDATE pipeline SET applied_offset = -1");
-  ExpectApplied(0, 2);
+  EXPECT_EQ(ExpectApplied(0, 2).upserts, 2);
   EXPECT_EQ(applier_->pg_offset(), 2);
-  ExpectApplied(3, 10);
+  EXPECT_EQ(ExpectApplied(3, 10).upserts, 2);
   EXPECT_EQ(MustStep().kind, ApplyStep::Kind::kIdle);
   EXPECT_EQ(Tables(), before);
   EXPECT_EQ(Sql("SELECT string_agg(event_id::text, ',' ORDER BY event_id) FROM msg_event"), ids);
 
   // Back to the middle of batch 1: the whole batch is applied again.
   Sql("UPDATE pipeline SET applied_offset = 1");
-  ExpectApplied(0, 2);
+  EXPECT_EQ(ExpectApplied(0, 2).upserts, 2);
   EXPECT_EQ(Sql("SELECT applied_offset FROM pipeline"), "2\n");
   ExpectApplied(3, 10);
   EXPECT_EQ(Tables(), before);
@@ -451,7 +456,7 @@ TEST_F(PgApplierTest, AHeldHeadIsFailedUntilItsOutcomeLands) {
   dead.last_error = "exhausted:max-attempts 2: UNSUPPORTED: no handler for FLOP-ZZZZ";
   b.outcomes = {{dead, 0, kT0 + 3}};
   Fold(b);
-  ExpectApplied(3, 4);
+  EXPECT_EQ(ExpectApplied(3, 4).upserts, 1);  // the FAILED row was there
   const std::string ended =
       "10|SUCCEEDED|1|~|~|~|0|100|100\n"
       "13|DEAD|2|~|EXHAUSTED|exhausted:max-attempts 2: UNSUPPORTED: no handler for "
