@@ -19,13 +19,17 @@
 # "recovery" line times only that second start's drain of the outbox (no
 # baseline run).
 #
-# Usage: [STREAM=mixed|changes] [KAFKA=1 [OUTAGE=1]] [PERF_DATA=FILE] bash bench/e2e.sh [ROWS] [BASELINE_ROWS]
+# Usage: [STREAM=mixed|changes] [KAFKA=1 [OUTAGE=1]] [PERF_DATA=FILE] [PG_CPU=1] bash bench/e2e.sh [ROWS] [BASELINE_ROWS]
 #        (defaults 100000 and 5000); MSGX_BUILD_DIR picks the binary (a
 #        path relative to the repository, or absolute).
 # PERF_DATA=FILE: the batched run is sampled machine-wide by `perf record
 # -a -g` from msgx's start to the end of its drain (every process: msgx's
 # threads and PostgreSQL's backends among them), into FILE; read it with
 # `perf report -i FILE --sort comm,dso,sym`.
+# PG_CPU=1: each run also prints the CPU seconds the dev PostgreSQL spent
+# from msgx's start until it stopped (every backend, msgx's and the poll's,
+# and the server's own processes): steadier than the drain's rate on a
+# shared machine when a change is to PostgreSQL's work.
 # Needs a built msgx (scripts/build.sh) and starts its own dev services in
 # MSGX_DEV_DIR (default /var/tmp/msgx-bench), stopped and purged at the end.
 set -euo pipefail
@@ -115,6 +119,8 @@ run_mode() {  # name batch_max rows
     outage_s=$(awk -v s="$start" -v t="$end" -v x="$(date +%s.%N)" 'BEGIN {
       printf "%.2f s, stopped in %.2f s", t - s, x - t }')
   fi
+  local pg_cpu0=""
+  [[ ${PG_CPU:-0} != 1 ]] || pg_cpu0=$(pg_cpu)
   start=$(date +%s.%N)
   start_msgx "$name" "$batch"
   if [[ -n ${PERF_DATA:-} && $name == batched ]]; then
@@ -127,6 +133,11 @@ run_mode() {  # name batch_max rows
   if [[ -n $perf_pid ]]; then kill -INT "$perf_pid"; wait "$perf_pid" || true; fi
   kill -TERM "$pid"
   wait "$pid" || true
+  if [[ -n $pg_cpu0 ]]; then
+    sleep 0.5  # the postmaster reaps msgx's backends
+    awk -v n="$name" -v a="$pg_cpu0" -v b="$(pg_cpu)" 'BEGIN {
+      printf "%-9s PostgreSQL CPU %.2f s\n", n, b - a }'
+  fi
   local events
   events=$(psql_own "SELECT count(*) FROM msg_event")
   if [[ -n $outage_s ]]; then
@@ -171,6 +182,18 @@ poll_seconds() { [[ $1 == delivered && ${KAFKA:-0} == 1 ]] && echo 1 || echo 0.2
 drain_end() {
   psql_own "SELECT extract(epoch FROM greatest((SELECT max(sent_at) FROM outbox_delivery),
     (SELECT max(updated_at) FROM pipeline)))"
+}
+
+# CPU seconds of the dev PostgreSQL so far: the postmaster's own and its
+# reaped children's (/proc/PID/stat utime, stime, cutime, cstime), and its
+# live children's.
+pg_cpu() {
+  local pm
+  pm=$(head -1 "$MSGX_DEV_DIR/pg/postmaster.pid")
+  {
+    awk '{ print $14 + $15 + $16 + $17 }' "/proc/$pm/stat"
+    for c in $(pgrep -P "$pm"); do awk '{ print $14 + $15 }' "/proc/$c/stat" 2>/dev/null || true; done
+  } | awk -v hz="$(getconf CLK_TCK)" '{ s += $1 } END { printf "%.2f", s / hz }'
 }
 
 wait_until() {  # applied | delivered; reads run_mode's total and last_id
