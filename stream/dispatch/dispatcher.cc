@@ -104,11 +104,11 @@ Status Dispatcher::StartMark(std::vector<Event> events) {
   if (!mark_pg_) mark_pg_ = std::make_unique<PgSession>(pg_->url());
   marking_ = std::move(events);
   // Only values cross to the other thread; the counting is FinishMark's.
-  marked_ = std::async(std::launch::async,
-                       [pg = mark_pg_.get(), fence = Fence(), d = DeliveryOf(marking_),
-                        target = options_.target, now = PgTimestamp(clock_->NowMicros())] {
-                         return RecordDeliveryFenced(pg, fence, target, d, now).status();
-                       });
+  if (!mark_thread_) mark_thread_ = std::make_unique<TaskThread>(options_.target + "-sent");
+  marked_ = mark_thread_->Run([pg = mark_pg_.get(), fence = Fence(), d = DeliveryOf(marking_),
+                               target = options_.target, now = PgTimestamp(clock_->NowMicros())] {
+    return RecordDeliveryFenced(pg, fence, target, d, now).status();
+  });
   return Status::Ok();
 }
 
@@ -351,11 +351,11 @@ Result<std::vector<Dispatcher::Event>> Dispatcher::LoadHead(bool open_batch_only
 void Dispatcher::StartPrefetch(const std::vector<Event>& sending) {
   if (!head_pg_) head_pg_ = std::make_unique<PgSession>(pg_->url());
   prefetch_epoch_ = epoch_;
-  prefetched_ =
-      std::async(std::launch::async,
-                 [pg = head_pg_.get(), read = HeadReadOf(false, false, SkipOf(marking_, sending))] {
-                   return ReadHead(pg, read);
-                 });
+  if (!head_thread_) head_thread_ = std::make_unique<TaskThread>(options_.target + "-head");
+  prefetched_ = head_thread_->Run(
+      [pg = head_pg_.get(), read = HeadReadOf(false, false, SkipOf(marking_, sending))] {
+        return ReadHead(pg, read);
+      });
 }
 
 void Dispatcher::DropPrefetch() {

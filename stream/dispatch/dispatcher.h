@@ -88,6 +88,7 @@
 #include "base/config.h"
 #include "base/metrics.h"
 #include "base/result.h"
+#include "base/task_thread.h"
 #include "stream/dispatch/delivery_position.h"
 #include "stream/dispatch/publisher.h"
 #include "stream/pg/outbox_delivery.h"
@@ -349,16 +350,19 @@ class Dispatcher {
   Histogram* dispatch_latency_;
   Histogram* e2e_latency_;
   Counter* reconciled_counter_;
-  // The SENT update in flight (StartMark). mark_pg_ is declared first, so
-  // that the future, destroyed first, waits for the update that uses it.
+  // The SENT update in flight (StartMark), run on mark_thread_.
   std::unique_ptr<PgSession> mark_pg_;
   std::vector<Event> marking_;  // its events (the next head leaves them out)
   std::future<Status> marked_;  // valid while one is in flight
-  // The head read ahead (StartPrefetch); head_pg_ first, like mark_pg_.
+  // The head read ahead (StartPrefetch), run on head_thread_.
   std::unique_ptr<PgSession> head_pg_;
   std::future<Result<std::vector<Event>>> prefetched_;
   std::int64_t prefetch_epoch_ = 0;
   std::int64_t prefetched_heads_ = 0;
+  // Each started at its first use, and declared after the sessions their
+  // tasks use: destroyed first, each finishes its task, then joins.
+  std::unique_ptr<TaskThread> mark_thread_;
+  std::unique_ptr<TaskThread> head_thread_;
 };
 
 }  // namespace msgx
