@@ -5,9 +5,10 @@
 // dispatcher's SENT update and its next head read while a batch is in
 // Kafka. std::async would start a thread for every call. Each new thread
 // took one of glibc's malloc arenas, often one whose heap had to grow again
-// page by page. In a backlog drain that was four tenths of the dispatcher's
-// CPU (docs/performance.md#a-thread-per-dispatcher-task). One long-lived
-// thread keeps its arena warm.
+// page by page. In a backlog drain that was four tenths of the
+// dispatcher's CPU
+// (docs/performance.md#a-thread-per-dispatcher-task-2026-12-06). One
+// long-lived thread keeps its arena warm.
 //
 // Thread-safety: Run may be called from any thread. The destructor runs
 // the tasks already given, then joins the thread; a future of a task given
