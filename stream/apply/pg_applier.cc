@@ -144,11 +144,13 @@ pqxx::result ExecColumns(pqxx::dbtransaction& tx, const std::string& sql,
 // arbiter index before each row and writes a second WAL record after it
 // (PostgreSQL's speculative insertion), about a quarter of proc_state's
 // insert and a sixth of msg_event's
-// (docs/performance.md#plain-inserts-2026-12-06). A row already there is rare (a batch applied
-// again after PostgreSQL stopped inside its commit, a message decided again at a later offset, seed
-// mode's FAILED row), and the plain INSERT then fails with a unique violation inside its savepoint:
-// the statement runs again as `sql` + `on_conflict`, whose per-row rules decide as they always did.
-// Empties the columns; counts that second run in `*upserts`.
+// (docs/performance.md#plain-inserts-2026-12-06). A row already there is
+// rare (a batch applied again after PostgreSQL stopped inside its commit, a
+// message decided again at a later offset, seed mode's FAILED row), and the
+// plain INSERT then fails with a unique violation inside its savepoint: the
+// statement runs again as `sql` + `on_conflict`, whose per-row rules decide
+// as they always did. Empties the columns; counts that second run in
+// `*upserts`.
 template <std::size_t N>
 void InsertColumns(pqxx::dbtransaction& tx, const std::string& sql, const std::string& on_conflict,
                    std::array<PgBinaryArray, N>& c, int* upserts) {
