@@ -1,12 +1,12 @@
 #include "base/task_thread.h"
 
-#include "base/thread_name.h"
+#include "base/fatal_report.h"
 
 namespace msgx {
 
 TaskThread::TaskThread(std::string name)
     : thread_([this, name = std::move(name)] {
-        SetCurrentThreadName(name);
+        BeginMsgxThread(name);
         Loop();
       }) {}
 

@@ -30,7 +30,8 @@ namespace msgx {
 
 class TaskThread {
  public:
-  // `name`: the thread's name (base/thread_name.h).
+  // `name`: the thread's name; the thread begins as every msgx thread does
+  // (BeginMsgxThread, base/fatal_report.h).
   explicit TaskThread(std::string name);
   ~TaskThread();
   TaskThread(const TaskThread&) = delete;
