@@ -377,8 +377,9 @@ Result<std::vector<Dispatcher::Event>> Dispatcher::NextHead() {
   return head;
 }
 
-OutgoingMessage Dispatcher::ToMessage(const Event& e) const {
-  OutgoingMessage m{options_.topic, e.partition_key, e.payload, {}};
+OutgoingMessage Dispatcher::ToMessage(Event& e) const {
+  OutgoingMessage m{options_.topic, e.partition_key, std::move(e.payload), {}};
+  e.payload.clear();
   m.headers = {{"msgx-event-id", e.event_key},
                {"msgx-mailbox-id", std::to_string(e.source_msg_id)},
                {"msgx-type", e.event_type}};
@@ -545,7 +546,7 @@ Result<DispatchStep> Dispatcher::StepSingle() {
 
   std::vector<OutgoingMessage> msgs;
   msgs.reserve(batch.size());
-  for (const auto& e : batch) msgs.push_back(ToMessage(e));
+  for (auto& e : batch) msgs.push_back(ToMessage(e));
   // A full batch (a backlog): the next head is read while this one is in
   // Kafka (docs/dispatch.md#the-next-head-is-read-while-a-batch-is-in-kafka).
   if (options_.prefetch_head && static_cast<int>(batch.size()) >= options_.claim_limit) {

@@ -315,7 +315,10 @@ class Dispatcher {
   // The prefetched head if there is one and it was read under this epoch,
   // else LoadHead.
   Result<std::vector<Event>> NextHead();
-  OutgoingMessage ToMessage(const Event& e) const;
+  // The Kafka record of `e`, taking its payload: past this point a batch's
+  // events are kept for their ids and times only (the SENT update, the
+  // latencies, a charge), and the record holds the only copy.
+  OutgoingMessage ToMessage(Event& e) const;
   OutgoingMessage BatchMessage(const std::vector<Event>& members) const;
   Status MarkSent(const std::vector<Event>& events);
   // After a SENT update of `events` committed: the counters, the latency
