@@ -43,7 +43,7 @@ constexpr size_t kMaxStatementBytes = 8u << 20;
 // in a drain of 100,000 messages,
 // docs/performance.md#the-event-insert-sorts-in-memory); the applier's
 // transaction raises it for itself, so one statement's rows stay in memory.
-constexpr const char* kEventSortMemory = "SET LOCAL work_mem = '32MB'";
+constexpr const char* kEventRowsMemory = "SET LOCAL work_mem = '32MB'";
 
 // Carries a Status out of PgSession::Run's function: throwing rolls the
 // transaction back, and Step() returns the Status it recorded.
@@ -235,7 +235,7 @@ void WriteEvents(pqxx::dbtransaction& tx, const std::vector<EventRow>& rows, std
       "sv, p, ca, sm, ra, ord) ORDER BY ord";
   static const std::string kOnConflict = " ON CONFLICT (event_key) DO NOTHING";
   if (rows.empty()) return;
-  tx.exec0(kEventSortMemory);
+  tx.exec0(kEventRowsMemory);
   using T = PgElementType;
   std::array<PgBinaryArray, 9> c{
       PgBinaryArray(T::kText),        PgBinaryArray(T::kText), PgBinaryArray(T::kText),
