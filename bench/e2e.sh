@@ -19,7 +19,7 @@
 # "recovery" line times only that second start's drain of the outbox (no
 # baseline run).
 #
-# Usage: [STREAM=mixed|changes] [KAFKA=1 [OUTAGE=1]] [PERF_DATA=FILE] [PG_CPU=1] bash bench/e2e.sh [ROWS] [BASELINE_ROWS]
+# Usage: [STREAM=mixed|changes] [KAFKA=1 [OUTAGE=1]] [PERF_DATA=FILE] [PG_CPU=1] [CPU_SPLIT=1] bash bench/e2e.sh [ROWS] [BASELINE_ROWS]
 #        (defaults 100000 and 5000); MSGX_BUILD_DIR picks the binary (a
 #        path relative to the repository, or absolute).
 # PERF_DATA=FILE: the batched run is sampled machine-wide by `perf record
@@ -30,6 +30,11 @@
 # from msgx's start until it stopped (every backend, msgx's and the poll's,
 # and the server's own processes): steadier than the drain's rate on a
 # shared machine when a change is to PostgreSQL's work.
+# CPU_SPLIT=1: the batched run also prints, just before msgx is stopped,
+# the CPU seconds of each of msgx's threads (by name: a stage's thread is
+# named after it), of each live PostgreSQL process (named by its backend
+# type and its last statement), of the Kafka mock and of Redis: where a drain's CPU
+# went, since every one of them began with the run. On stderr.
 # Needs a built msgx (scripts/build.sh) and starts its own dev services in
 # MSGX_DEV_DIR (default /var/tmp/msgx-bench), stopped and purged at the end.
 set -euo pipefail
@@ -131,6 +136,7 @@ run_mode() {  # name batch_max rows
   end=$(date +%s.%N)
   [[ ${KAFKA:-0} != 1 ]] || end=$(drain_end)
   if [[ -n $perf_pid ]]; then kill -INT "$perf_pid"; wait "$perf_pid" || true; fi
+  [[ ${CPU_SPLIT:-0} != 1 || $name != batched ]] || cpu_split "$pid" >&2
   kill -TERM "$pid"
   wait "$pid" || true
   if [[ -n $pg_cpu0 ]]; then
@@ -194,6 +200,30 @@ pg_cpu() {
     awk '{ print $14 + $15 + $16 + $17 }' "/proc/$pm/stat"
     for c in $(pgrep -P "$pm"); do awk '{ print $14 + $15 }' "/proc/$c/stat" 2>/dev/null || true; done
   } | awk -v hz="$(getconf CLK_TCK)" '{ s += $1 } END { printf "%.2f", s / hz }'
+}
+
+# CPU seconds of a /proc/PID/stat or /proc/PID/task/TID/stat (utime + stime).
+cpu_of() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / hz }' "$1" 2>/dev/null; }
+
+# Where the run's CPU went (CPU_SPLIT=1): msgx's threads summed by name, the
+# dev PostgreSQL's live processes, the Kafka mock and Redis. Lines "<s> <who>",
+# largest first.
+cpu_split() {  # msgx_pid
+  local t p bt q
+  echo "-- CPU seconds since msgx started (CPU_SPLIT)"
+  for t in /proc/"$1"/task/*; do
+    echo "$(cpu_of "$t/stat") msgx:$(tr ' ' _ <"$t/comm")"
+  done | awk '{ c[$2] += $1; s += $1 } END { for (k in c) if (c[k] > 0) printf "%7.2f %s\n", c[k], k;
+    printf "%7.2f msgx:TOTAL\n", s }' | sort -rn
+  psql_own "SELECT pid, backend_type, regexp_replace(left(query, 60), '\s+', ' ', 'g')
+    FROM pg_stat_activity WHERE pid <> pg_backend_pid()" | while IFS='|' read -r p bt q; do
+    t=$(cpu_of "/proc/$p/stat") || continue
+    [[ -z $t || $t == 0.00 ]] || printf "%7.2f postgres:%s: %s\n" "$t" "$bt" "$q"
+  done | sort -rn
+  for p in kafka redis; do
+    t=$(cpu_of "/proc/$(cat "$MSGX_DEV_DIR/$p.pid")/stat") || continue
+    printf "%7.2f %s\n" "$t" "$p"
+  done
 }
 
 wait_until() {  # applied | delivered; reads run_mode's total and last_id
