@@ -5,6 +5,7 @@
 #include <rocksdb/iterator.h>
 #include <rocksdb/options.h>
 #include <rocksdb/slice_transform.h>
+#include <rocksdb/snapshot.h>
 #include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
 
@@ -55,6 +56,9 @@ rocksdb::Slice S(std::string_view s) { return {s.data(), s.size()}; }
 // lengths in BatchEnds(), reads a store with the index as before.
 constexpr std::string_view kPendPrefix = "batch/pending/";
 constexpr std::string_view kPendingIndexed = "batch/pending-index";
+// Under "batch/" too: not state (the state walk skips it), and 20 bytes long,
+// so neither a batch end nor a pending index entry.
+constexpr std::string_view kOutcomeCounts = "batch/outcome-counts";
 
 std::string PendKey(std::int64_t first) {
   return std::string(kPendPrefix) + BigEndian64(static_cast<std::uint64_t>(first));
@@ -122,6 +126,7 @@ Result<std::unique_ptr<StateStore>> StateStore::Open(const std::string& path, Op
   store->pending_ = store->handles_[7];
   if (!options.read_only) {
     if (Status st = store->IndexPending(); !st.ok()) return st;
+    if (Status st = store->IndexOutcomeCounts(); !st.ok()) return st;
   }
   return store;
 }
@@ -260,12 +265,8 @@ Result<StateMeta> StateStore::ReadMetaAt(const rocksdb::Snapshot* snapshot) cons
 }
 
 Result<StateMeta> StateStore::ForEachFlight(const std::function<Status(const Flight&)>& fn) const {
-  const rocksdb::Snapshot* snap = db_->GetSnapshot();
-  struct Release {
-    rocksdb::DB* db;
-    const rocksdb::Snapshot* s;
-    ~Release() { db->ReleaseSnapshot(s); }
-  } release{db_.get(), snap};
+  rocksdb::ManagedSnapshot held(db_.get());
+  const rocksdb::Snapshot* snap = held.snapshot();
   rocksdb::ReadOptions ro;
   ro.snapshot = snap;
   auto m = ReadMetaAt(snap);
@@ -360,6 +361,14 @@ Status StateStore::Commit(const BatchWrite& batch) {
     wb.Put(outcomes_, S(BigEndian64(SignFlip(id))), S(EncodeOutcome(o)));
   }
   const StateMeta& m = batch.meta;
+  std::optional<OutcomeCounts> counts;
+  if (counts_ && m.applied_offset >= 0) {
+    counts = *counts_;
+    if (Status c = CountBatchOutcomes(batch.outcomes, &*counts); !c.ok()) return c;
+    wb.Put(meta_, S(kOutcomeCounts), S(counts->Encode(m.applied_offset)));
+  } else if (!batch.outcomes.empty()) {
+    counts_.reset();  // no longer exact: the next open counts again
+  }
   if (m.applied_offset >= 0) {
     wb.Put(meta_, "applied", S(BigEndian64(static_cast<std::uint64_t>(m.applied_offset))));
     wb.Put(meta_, "digest", S(m.digest));
@@ -376,7 +385,91 @@ Status StateStore::Commit(const BatchWrite& batch) {
   wb.Put(meta_, "fold_version", S(BigEndian64(static_cast<std::uint64_t>(m.fold_version))));
   if (Status r = CheckReserve(); !r.ok()) return r;
   if (Status w = Write(&wb, "commit"); !w.ok()) return w;
+  if (counts) counts_ = std::move(counts);
+  if (!batch.outcomes.empty()) {
+    max_outcome_id_ = std::max(max_outcome_id_.value_or(std::numeric_limits<std::int64_t>::min()),
+                               batch.outcomes.rbegin()->first);
+  }
   return {};
+}
+
+Status StateStore::CountBatchOutcomes(const std::map<std::int64_t, Outcome>& outcomes,
+                                      OutcomeCounts* counts) const {
+  // Only an id at or below the highest stored one can replace an outcome:
+  // the batch's others (nearly all, as mailbox ids grow) are read nowhere.
+  std::vector<std::string> keys;
+  for (const auto& entry : outcomes) {
+    if (!max_outcome_id_ || entry.first > *max_outcome_id_) break;
+    // Mailbox-id order, which is the keys' byte order (SignFlip).
+    keys.push_back(BigEndian64(SignFlip(entry.first)));
+  }
+  std::vector<rocksdb::Slice> slices(keys.begin(), keys.end());
+  std::vector<rocksdb::PinnableSlice> values(keys.size());
+  std::vector<rocksdb::Status> found(keys.size());
+  if (!keys.empty()) {
+    db_->MultiGet(rocksdb::ReadOptions(), outcomes_, keys.size(), slices.data(), values.data(),
+                  found.data(), /*sorted_input=*/true);
+  }
+  std::size_t i = 0;
+  for (const auto& entry : outcomes) {
+    if (i < keys.size() && found[i].ok()) {
+      auto prev = DecodeOutcome({values[i].data(), values[i].size()});
+      if (!prev.ok()) return prev.status();
+      counts->Add(*prev, -1);
+    } else if (i < keys.size() && !found[i].IsNotFound()) {
+      return Infra(found[i], "read outcomes");
+    }
+    counts->Add(entry.second, +1);
+    ++i;
+  }
+  return {};
+}
+
+Status StateStore::IndexOutcomeCounts() {
+  auto meta = ReadMeta();
+  if (!meta.ok()) return meta.status();
+  {
+    std::unique_ptr<rocksdb::Iterator> last(db_->NewIterator(rocksdb::ReadOptions(), outcomes_));
+    last->SeekToLast();
+    if (last->Valid() && last->key().size() == 8) {
+      max_outcome_id_ = SignUnflip(ReadBigEndian64({last->key().data(), 8}));
+    }
+    if (!last->status().ok()) return Infra(last->status(), "seek outcomes");
+  }
+  auto stored = Get(meta_, kOutcomeCounts);
+  if (!stored.ok()) return stored.status();
+  if (*stored) {
+    // Counts that do not parse are counted again, like stale ones: they are
+    // derived from the outcomes, which are the record.
+    auto decoded = OutcomeCounts::Decode(**stored);
+    if (decoded.ok() && decoded->applied_offset == meta->applied_offset) {
+      counts_ = std::move(decoded->counts);
+      return {};
+    }
+  }
+  OutcomeCounts counts;
+  if (Status s = ForEachOutcome([&](const Outcome& o) { counts.Add(o, +1); }); !s.ok()) return s;
+  rocksdb::WriteBatch wb;
+  wb.Put(meta_, S(kOutcomeCounts), S(counts.Encode(meta->applied_offset)));
+  if (!CheckReserve().ok()) return {};
+  if (Status w = Write(&wb, "count outcomes"); !w.ok()) return w;
+  counts_ = std::move(counts);
+  return {};
+}
+
+Result<std::optional<OutcomeCounts>> StateStore::CountedOutcomes() const {
+  rocksdb::ManagedSnapshot held(db_.get());
+  const rocksdb::Snapshot* snap = held.snapshot();
+  auto meta = ReadMetaAt(snap);
+  if (!meta.ok()) return meta.status();
+  auto stored = Get(meta_, kOutcomeCounts, snap);
+  if (!stored.ok()) return stored.status();
+  if (!*stored) return std::optional<OutcomeCounts>();
+  auto decoded = OutcomeCounts::Decode(**stored);
+  if (!decoded.ok() || decoded->applied_offset != meta->applied_offset) {
+    return std::optional<OutcomeCounts>();
+  }
+  return std::optional<OutcomeCounts>(std::move(decoded->counts));
 }
 
 Status StateStore::Write(rocksdb::WriteBatch* wb, std::string_view what) {

@@ -23,6 +23,11 @@
 //                    writable; until then listing reads the batches). Keys
 //                    of another length than the batch ends': an older msgx
 //                    skips them
+//                "batch/outcome-counts" → OutcomeCounts, stamped with the
+//                    applied offset they are exact at (state/outcome_counts.h):
+//                    written with every batch's outcomes, so that counting
+//                    them does not read them all; a store without it is
+//                    counted once when next opened writable
 //   pending      be64(first offset)                → PendingBatch (schemas/
 //                pending.fbs): what PostgreSQL and Redis must receive for
 //                the batch, written with it, pruned by PrunePending()
@@ -47,6 +52,7 @@
 #include "state/disk_reserve.h"
 #include "state/flight.h"
 #include "state/outcome.h"
+#include "state/outcome_counts.h"
 #include "state/pending_batch.h"
 #include "state/state_view.h"
 
@@ -158,6 +164,11 @@ class StateStore final : public StateView {
 
   // Calls fn for every outcome, in mailbox-id order (`msgx replay --class`).
   Status ForEachOutcome(const std::function<void(const Outcome&)>& fn) const;
+  // The outcomes counted per state and DEAD class, as the store keeps them
+  // (without reading the outcomes); nullopt when it keeps none that are
+  // exact at its applied offset (a store an older msgx wrote last, opened
+  // read-only): then ForEachOutcome counts them.
+  Result<std::optional<OutcomeCounts>> CountedOutcomes() const;
 
   // Writes `batch` atomically (one WriteBatch, synced per Options).
   Status Commit(const BatchWrite& batch);
@@ -236,6 +247,15 @@ class StateStore final : public StateView {
   // Writes the index of a store written before it (see the file comment);
   // writes nothing while the free-space reserve is short.
   Status IndexPending();
+  // Loads the outcome counts into counts_, counting the outcomes first (and
+  // writing the counts) when the stored ones are missing or not exact at
+  // the applied offset; leaves counts_ empty while the free-space reserve
+  // is short (Commit then keeps none, and a later open counts).
+  Status IndexOutcomeCounts();
+  // Adds the outcomes of `batch` to `counts`, taking out the ones they
+  // replace (those at or below max_outcome_id_, read in one MultiGet).
+  Status CountBatchOutcomes(const std::map<std::int64_t, Outcome>& outcomes,
+                            OutcomeCounts* counts) const;
   // options_.reserve's verdict; OK without one.
   Status CheckReserve() const {
     return options_.reserve != nullptr ? options_.reserve->Check() : Status::Ok();
@@ -247,6 +267,13 @@ class StateStore final : public StateView {
   // growing a fresh buffer to that size each time cost more than the copy.
   std::unique_ptr<rocksdb::WriteBatch> commit_batch_;
   PendingBatchEncoder pending_encoder_;  // Commit()'s, for the same reason
+  // The stored outcome counts, exact at the applied offset; empty in a
+  // read-only store and until IndexOutcomeCounts() has them.
+  std::optional<OutcomeCounts> counts_;
+  // The highest mailbox id with a stored outcome (none: no outcome), kept
+  // by the writer from IndexOutcomeCounts() on: only an id at or below it
+  // can replace an outcome that the counts hold.
+  std::optional<std::int64_t> max_outcome_id_;
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;
   rocksdb::ColumnFamilyHandle* flights_ = nullptr;
   rocksdb::ColumnFamilyHandle* sodt_ = nullptr;

@@ -15,6 +15,7 @@
 
 #include "state/log_reader.h"
 #include "state/log_record.h"
+#include "state/outcome_counts.h"
 #include "state/pending_batch.h"
 #include "state/redis_client.h"
 #include "state/redis_mirror.h"
@@ -143,19 +144,23 @@ std::int64_t ReadState(const Config& c, std::int64_t log_records, Builder* b) {
   b->Set(f, "version", meta->fold_version);
   b->Set(f, "generation", meta->generation);
   if (log_records >= 0) b->Set(f, "lag", log_records - 1 - meta->applied_offset);
-  std::map<std::string, std::int64_t> by_state;
-  std::map<std::string, std::int64_t> dead_by_class;
-  Status s = (*store)->ForEachOutcome([&](const Outcome& o) {
-    ++by_state[std::string(OutcomeStateName(o.state))];
-    if (o.state == OutcomeState::kDead) ++dead_by_class[o.error_class];
-  });
+  // The store's own counts; a store an older msgx wrote last has none that
+  // are current, and its outcomes are counted by reading them all.
+  auto counted = (*store)->CountedOutcomes();
+  Status s = counted.status();
+  OutcomeCounts counts;
+  if (counted.ok() && *counted) {
+    counts = std::move(**counted);
+  } else if (counted.ok()) {
+    s = (*store)->ForEachOutcome([&](const Outcome& o) { counts.Add(o, +1); });
+  }
   if (!s.ok()) {
     b->Missing("outcomes", s.message());
   } else {
     JsonValue& o = b->Section("outcomes");
-    for (const auto& [k, n] : by_state) b->Set(o, k, n);
+    for (const auto& [k, n] : counts.by_state) b->Set(o, k, n);
     JsonValue classes(rapidjson::kObjectType);
-    for (const auto& [k, n] : dead_by_class) b->Set(classes, k, n);
+    for (const auto& [k, n] : counts.dead_by_class) b->Set(classes, k, n);
     o.AddMember("dead_by_class", classes, b->Alloc());
   }
   return meta->applied_offset;
