@@ -410,18 +410,14 @@ Status StateStore::CountBatchOutcomes(const std::map<std::int64_t, Outcome>& out
     db_->MultiGet(rocksdb::ReadOptions(), outcomes_, keys.size(), slices.data(), values.data(),
                   found.data(), /*sorted_input=*/true);
   }
-  std::size_t i = 0;
-  for (const auto& entry : outcomes) {
-    if (i < keys.size() && found[i].ok()) {
-      auto prev = DecodeOutcome({values[i].data(), values[i].size()});
-      if (!prev.ok()) return prev.status();
-      counts->Add(*prev, -1);
-    } else if (i < keys.size() && !found[i].IsNotFound()) {
-      return Infra(found[i], "read outcomes");
-    }
-    counts->Add(entry.second, +1);
-    ++i;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (found[i].IsNotFound()) continue;
+    if (!found[i].ok()) return Infra(found[i], "read outcomes");
+    auto prev = DecodeOutcome({values[i].data(), values[i].size()});
+    if (!prev.ok()) return prev.status();
+    counts->Add(*prev, -1);
   }
+  for (const auto& entry : outcomes) counts->Add(entry.second, +1);
   return {};
 }
 
@@ -436,25 +432,33 @@ Status StateStore::IndexOutcomeCounts() {
     }
     if (!last->status().ok()) return Infra(last->status(), "seek outcomes");
   }
-  auto stored = Get(meta_, kOutcomeCounts);
-  if (!stored.ok()) return stored.status();
-  if (*stored) {
-    // Counts that do not parse are counted again, like stale ones: they are
-    // derived from the outcomes, which are the record.
-    auto decoded = OutcomeCounts::Decode(**stored);
-    if (decoded.ok() && decoded->applied_offset == meta->applied_offset) {
-      counts_ = std::move(decoded->counts);
-      return {};
-    }
+  auto kept = CountedOutcomes();
+  if (!kept.ok()) return kept.status();
+  if (*kept) {
+    counts_ = std::move(**kept);
+    return {};
   }
-  OutcomeCounts counts;
-  if (Status s = ForEachOutcome([&](const Outcome& o) { counts.Add(o, +1); }); !s.ok()) return s;
+  auto counts = CountByReading();
+  if (!counts.ok()) return counts.status();
   rocksdb::WriteBatch wb;
-  wb.Put(meta_, S(kOutcomeCounts), S(counts.Encode(meta->applied_offset)));
+  wb.Put(meta_, S(kOutcomeCounts), S(counts->Encode(meta->applied_offset)));
   if (!CheckReserve().ok()) return {};
   if (Status w = Write(&wb, "count outcomes"); !w.ok()) return w;
-  counts_ = std::move(counts);
+  counts_ = std::move(*counts);
   return {};
+}
+
+Result<OutcomeCounts> StateStore::CountByReading() const {
+  OutcomeCounts counts;
+  if (Status s = ForEachOutcome([&](const Outcome& o) { counts.Add(o, +1); }); !s.ok()) return s;
+  return counts;
+}
+
+Result<OutcomeCounts> StateStore::CountOutcomes() const {
+  auto kept = CountedOutcomes();
+  if (!kept.ok()) return kept.status();
+  if (*kept) return std::move(**kept);
+  return CountByReading();
 }
 
 Result<std::optional<OutcomeCounts>> StateStore::CountedOutcomes() const {
@@ -465,6 +469,8 @@ Result<std::optional<OutcomeCounts>> StateStore::CountedOutcomes() const {
   auto stored = Get(meta_, kOutcomeCounts, snap);
   if (!stored.ok()) return stored.status();
   if (!*stored) return std::optional<OutcomeCounts>();
+  // Counts that do not parse are not trusted either, like stale ones: they
+  // are derived from the outcomes, which are the record.
   auto decoded = OutcomeCounts::Decode(**stored);
   if (!decoded.ok() || decoded->applied_offset != meta->applied_offset) {
     return std::optional<OutcomeCounts>();

@@ -167,8 +167,11 @@ class StateStore final : public StateView {
   // The outcomes counted per state and DEAD class, as the store keeps them
   // (without reading the outcomes); nullopt when it keeps none that are
   // exact at its applied offset (a store an older msgx wrote last, opened
-  // read-only): then ForEachOutcome counts them.
+  // read-only): then CountOutcomes() counts them by reading.
   Result<std::optional<OutcomeCounts>> CountedOutcomes() const;
+  // The outcome counts (`msgx status`): the kept ones, or, where there are
+  // none that are current, counted by reading every outcome.
+  Result<OutcomeCounts> CountOutcomes() const;
 
   // Writes `batch` atomically (one WriteBatch, synced per Options).
   Status Commit(const BatchWrite& batch);
@@ -252,6 +255,8 @@ class StateStore final : public StateView {
   // the applied offset; leaves counts_ empty while the free-space reserve
   // is short (Commit then keeps none, and a later open counts).
   Status IndexOutcomeCounts();
+  // Counts every stored outcome, reading them all.
+  Result<OutcomeCounts> CountByReading() const;
   // Adds the outcomes of `batch` to `counts`, taking out the ones they
   // replace (those at or below max_outcome_id_, read in one MultiGet).
   Status CountBatchOutcomes(const std::map<std::int64_t, Outcome>& outcomes,

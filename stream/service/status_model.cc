@@ -146,21 +146,14 @@ std::int64_t ReadState(const Config& c, std::int64_t log_records, Builder* b) {
   if (log_records >= 0) b->Set(f, "lag", log_records - 1 - meta->applied_offset);
   // The store's own counts; a store an older msgx wrote last has none that
   // are current, and its outcomes are counted by reading them all.
-  auto counted = (*store)->CountedOutcomes();
-  Status s = counted.status();
-  OutcomeCounts counts;
-  if (counted.ok() && *counted) {
-    counts = std::move(**counted);
-  } else if (counted.ok()) {
-    s = (*store)->ForEachOutcome([&](const Outcome& o) { counts.Add(o, +1); });
-  }
-  if (!s.ok()) {
-    b->Missing("outcomes", s.message());
+  auto counts = (*store)->CountOutcomes();
+  if (!counts.ok()) {
+    b->Missing("outcomes", counts.status().message());
   } else {
     JsonValue& o = b->Section("outcomes");
-    for (const auto& [k, n] : counts.by_state) b->Set(o, k, n);
+    for (const auto& [k, n] : counts->by_state) b->Set(o, k, n);
     JsonValue classes(rapidjson::kObjectType);
-    for (const auto& [k, n] : counts.dead_by_class) b->Set(classes, k, n);
+    for (const auto& [k, n] : counts->dead_by_class) b->Set(classes, k, n);
     o.AddMember("dead_by_class", classes, b->Alloc());
   }
   return meta->applied_offset;

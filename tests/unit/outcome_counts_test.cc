@@ -135,6 +135,9 @@ TEST(OutcomeCountsTest, TheStoreKeepsTheCountsOfWhatItHolds) {
   auto ro = StateStore::Open(path, {false, true});
   ASSERT_TRUE(ro.ok()) << ro.status().ToString();
   EXPECT_EQ(Kept(**ro), CountByReading(**ro));
+  auto counted = (*ro)->CountOutcomes();
+  ASSERT_TRUE(counted.ok());
+  EXPECT_EQ(*counted, Kept(**ro));
 }
 
 TEST(OutcomeCountsTest, AStoreWithoutCurrentCountsIsCountedWhenOpenedWritable) {
@@ -151,6 +154,15 @@ TEST(OutcomeCountsTest, AStoreWithoutCurrentCountsIsCountedWhenOpenedWritable) {
   // None at all: a read-only open has none to give (status reads them all).
   RewriteStoredCounts(path, std::nullopt);
   EXPECT_FALSE(ReadOnlyOpenKeepsCounts(path));
+  {
+    // What msgx status shows then: the outcomes counted by reading them.
+    auto ro = StateStore::Open(path, {false, true});
+    ASSERT_TRUE(ro.ok());
+    auto counted = (*ro)->CountOutcomes();
+    ASSERT_TRUE(counted.ok()) << counted.status().ToString();
+    EXPECT_EQ(*counted, CountByReading(**ro));
+    EXPECT_EQ(counted->dead_by_class, (std::map<std::string, std::int64_t>{{"MALFORMED", 1}}));
+  }
   {
     auto store = StateStore::Open(path, {false});
     ASSERT_TRUE(store.ok());
