@@ -48,6 +48,11 @@ Status PgMailboxMarks::MarkFromNull(std::span<const MarkRequest> rows, const std
     const std::string st = c.quote_name(columns_.status);
     // The outer read of `t` sees the statement's snapshot, taken before the
     // update: a row written now is reported by `upd`, the others as found.
+    // Sent unnamed, so it is planned with its arrays: the planner knows a
+    // batch's length and joins `upd` by hash. Do not prepare it: a generic
+    // plan guesses 10 rows for unnest() and joins `upd` by a nested loop,
+    // 1,000 x 1,000 comparisons a batch, about five times slower
+    // (docs/performance.md#the-processed-mark-in-steady-state-2026-12-06).
     const std::string sql =
         "WITH want AS (SELECT w.id, 'epoch'::timestamptz + w.us * interval '1 microsecond' AS at "
         "FROM unnest($1::bigint[], $2::bigint[]) AS w (id, us)), "
