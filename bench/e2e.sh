@@ -34,7 +34,8 @@
 # the CPU seconds of each of msgx's threads (by name: a stage's thread is
 # named after it), of each live PostgreSQL process (named by its backend
 # type and its last statement), of the Kafka mock and of Redis: where a drain's CPU
-# went, since every one of them began with the run. On stderr.
+# went, since every one of them began with the run; and how many rows the
+# processed mark has settled so far. On stderr.
 # Needs a built msgx (scripts/build.sh) and starts its own dev services in
 # MSGX_DEV_DIR (default /var/tmp/msgx-bench), stopped and purged at the end.
 set -euo pipefail
@@ -224,6 +225,10 @@ cpu_split() {  # msgx_pid
     t=$(cpu_of "/proc/$(cat "$MSGX_DEV_DIR/$p.pid")/stat") || continue
     printf "%7.2f %s\n" "$t" "$p"
   done
+  # The processed mark runs every pipeline.backfill-backoff-ms (30 s), so a
+  # drain usually ends before it has marked anything; with a shorter one its
+  # backends' CPU above divides by this.
+  echo "$(psql_own "SELECT count(*) FROM proc_state WHERE mark_state IS NOT NULL") rows settled by the processed mark"
 }
 
 wait_until() {  # applied | delivered; reads run_mode's total and last_id
