@@ -38,7 +38,8 @@ Status BenchConsumer::Start() {
   // for its whole wait, even when records commit meanwhile (a real broker
   // answers it as soon as they do). So the wait is added to a record's
   // measured latency, up to its length: 10 ms put about 4 ms on the 1k
-  // step's p50 and 8 ms on its p99 (docs/performance.md#the-bench-consumers-fetch-wait).
+  // step's p50 and 8 ms on its p99
+  // (docs/performance.md#the-bench-consumers-fetch-wait-2026-12-06-220x-utc).
   const std::pair<const char*, const char*> settings[] = {
       {"bootstrap.servers", bootstrap_.c_str()}, {"group.id", "msgx-bench"},
       {"isolation.level", "read_committed"},     {"enable.auto.commit", "false"},
