@@ -422,8 +422,6 @@ Status StateStore::CountBatchOutcomes(const std::map<std::int64_t, Outcome>& out
 }
 
 Status StateStore::IndexOutcomeCounts() {
-  auto meta = ReadMeta();
-  if (!meta.ok()) return meta.status();
   {
     std::unique_ptr<rocksdb::Iterator> last(db_->NewIterator(rocksdb::ReadOptions(), outcomes_));
     last->SeekToLast();
@@ -438,11 +436,15 @@ Status StateStore::IndexOutcomeCounts() {
     counts_ = std::move(**kept);
     return {};
   }
+  // Below the free-space reserve nothing is written, so nothing is counted:
+  // Commit keeps no counts, and a later open counts.
+  if (!CheckReserve().ok()) return {};
+  auto meta = ReadMeta();
+  if (!meta.ok()) return meta.status();
   auto counts = CountByReading();
   if (!counts.ok()) return counts.status();
   rocksdb::WriteBatch wb;
   wb.Put(meta_, S(kOutcomeCounts), S(counts->Encode(meta->applied_offset)));
-  if (!CheckReserve().ok()) return {};
   if (Status w = Write(&wb, "count outcomes"); !w.ok()) return w;
   counts_ = std::move(*counts);
   return {};
@@ -580,6 +582,10 @@ Status StateStore::IndexPending() {
   auto marker = Get(meta_, kPendingIndexed);
   if (!marker.ok()) return marker.status();
   if (*marker) return {};
+  // Below the free-space reserve, writing waits: until a later open writes
+  // the index, listing reads the batches themselves (correct, slower). So
+  // the batches are not read for it either.
+  if (!CheckReserve().ok()) return {};
   auto entries = ReadPendingBatches(std::numeric_limits<std::int64_t>::max());
   if (!entries.ok()) return entries.status();
   rocksdb::WriteBatch wb;
@@ -587,9 +593,6 @@ Status StateStore::IndexPending() {
     wb.Put(meta_, S(PendKey(e.first)), S(PendValue(e.last, e.last_append)));
   }
   wb.Put(meta_, S(kPendingIndexed), "1");
-  // Below the free-space reserve, writing waits: until a later open writes
-  // the index, listing reads the batches themselves (correct, slower).
-  if (!CheckReserve().ok()) return {};
   if (Status w = Write(&wb, "index pending"); !w.ok()) return w;
   return {};
 }
