@@ -92,7 +92,8 @@ Status MariaDbSession::Connect() {
   mysql_optionsv(conn_, MYSQL_SET_CHARSET_NAME, "utf8mb4");
   const my_bool no = 0;
   const my_bool yes = 1;
-  mysql_optionsv(conn_, MYSQL_OPT_LOCAL_INFILE, &no);
+  const unsigned int no_local_infile = 0;  // libmariadb reads this one as an unsigned int
+  mysql_optionsv(conn_, MYSQL_OPT_LOCAL_INFILE, &no_local_infile);
   if (url_.ssl_mode != SslMode::kDisabled) {
     if (!url_.ssl_ca.empty() || !url_.ssl_cert.empty() || !url_.ssl_key.empty() ||
         url_.ssl_mode != SslMode::kPreferred) {
@@ -163,7 +164,10 @@ Status MariaDbSession::Run(std::string_view what, const std::string& sql,
   if (mysql_real_query(conn_, sql.data(), sql.size()) != 0) return fail();
   MYSQL_RES* res = mysql_store_result(conn_);
   if (res == nullptr) {
-    if (mysql_field_count(conn_) != 0) return fail();
+    // A statement without a result set leaves errno 0. A connection lost
+    // while the rows were read clears the field count as libmariadb closes
+    // the socket, so only errno tells that from an empty answer.
+    if (mysql_errno(conn_) != 0 || mysql_field_count(conn_) != 0) return fail();
     affected_ = mysql_affected_rows(conn_);
     return Status::Ok();
   }

@@ -22,6 +22,7 @@
 #include "stream/capture/mariadb_mailbox.h"
 #include "stream/jobs/mariadb_mailbox_marks.h"
 #include "stream/mariadb/mariadb_session.h"
+#include "tests/support/cut_relay.h"
 #include "tests/support/mailbox_reads.h"
 #include "tests/support/servers.h"
 
@@ -460,6 +461,38 @@ TEST_F(MariaDbCaptureTest, AServerOutageIsAnOutageAndCaptureResumes) {
   w2.Insert("<MSG>2</MSG>");
   EXPECT_EQ(Poll().appended, 1);
   EXPECT_EQ(LogIds(), (Ids{1, 2}));
+}
+
+// The network drops in the middle of a result set, without a word from the
+// server: an outage, never an empty answer. libmariadb closes the handle and
+// clears the field count as it meets the loss, so the session must read
+// mysql_errno, not the field count alone (an empty answer here would let
+// capture's gap probe and re-reads take a held or unread range for free).
+TEST_F(MariaDbCaptureTest, AConnectionLostInTheMiddleOfAResultIsAnOutageNotAnEmptyAnswer) {
+  auto relay = testing::CutRelay::Start(server_->port());
+  ASSERT_TRUE(relay.ok()) << relay.status().ToString();
+  auto url = ParseMariaDbUrl(WriterUrl());
+  ASSERT_TRUE(url.ok()) << url.status().ToString();
+  url->host = "127.0.0.1";
+  url->socket.clear();
+  url->port = (*relay)->port();
+  MariaDbSession s(*url, MariaDbSession::Options{});
+  std::vector<MariaDbRow> rows;
+  ASSERT_TRUE(s.Run("connect", "SELECT 1", &rows).ok());
+  // About 1.1 MB of rows: the cut falls after their first 64 KiB.
+  const std::string big = "SELECT seq, REPEAT('x', 100) FROM seq_1_to_10000";
+  (*relay)->CutAfterServerBytes(64 * 1024);
+  rows.clear();
+  Status lost = s.Run("read", big, &rows);
+  EXPECT_EQ((*relay)->cuts(), 1);
+  ASSERT_FALSE(lost.ok()) << "an answer of " << rows.size() << " rows";
+  EXPECT_EQ(lost.error_class(), ErrorClass::kInfra);
+  EXPECT_TRUE(rows.empty());
+  // The next call connects again and reads every row.
+  rows.clear();
+  Status again = s.Run("read again", big, &rows);
+  ASSERT_TRUE(again.ok()) << again.ToString();
+  EXPECT_EQ(rows.size(), 10000U);
 }
 
 }  // namespace
