@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 namespace msgx::app {
 
@@ -15,7 +16,7 @@ double Percentile(const std::vector<double>& sorted, double p) {
 
 void BenchLedger::BeginStep() {
   rows_.clear();
-  latencies_ms_.clear();
+  latencies_.clear();
   counts_ = StepCounts{};
 }
 
@@ -58,20 +59,33 @@ void BenchLedger::Received(const Receipt& r) {
   counts_.first_delivery = std::min(counts_.first_delivery, r.at);
   counts_.last_delivery = std::max(counts_.last_delivery, r.at);
   if (r.topic == BenchTopic::kMsg) {
-    latencies_ms_.push_back(
-        std::chrono::duration<double, std::milli>(r.at - row->second.at).count());
+    latencies_.push_back(Latency{
+        row->second.at, std::chrono::duration<double, std::milli>(r.at - row->second.at).count()});
   }
 }
 
 StepCounts BenchLedger::Counts() const {
   StepCounts c = counts_;
   c.lost = Outstanding();
-  std::vector<double> sorted = latencies_ms_;
+  std::vector<double> sorted;
+  sorted.reserve(latencies_.size());
+  std::map<int, std::vector<double>> by_second;
+  for (const Latency& l : latencies_) {
+    sorted.push_back(l.ms);
+    const auto since =
+        std::chrono::duration_cast<std::chrono::seconds>(l.committed - c.first_commit);
+    by_second[static_cast<int>(since.count())].push_back(l.ms);
+  }
   std::sort(sorted.begin(), sorted.end());
   c.p50_ms = Percentile(sorted, 0.50);
   c.p95_ms = Percentile(sorted, 0.95);
   c.p99_ms = Percentile(sorted, 0.99);
   c.max_ms = sorted.empty() ? 0 : sorted.back();
+  for (auto& [second, ms] : by_second) {
+    std::sort(ms.begin(), ms.end());
+    c.seconds.push_back(SecondLatency{second, static_cast<std::int64_t>(ms.size()),
+                                      Percentile(ms, 0.50), Percentile(ms, 0.99), ms.back()});
+  }
   return c;
 }
 

@@ -16,7 +16,9 @@
 //   order_violations  KAFKA:msg records whose mailbox id is below the last
 //               one delivered for the same key (FLID), whole run;
 //   latency     KAFKA:msg only: first receipt - the row's commit, p50/p95/
-//               p99/max in ms (nearest rank).
+//               p99/max in ms (nearest rank);
+//   seconds     the same latency second by second of the step, by the rows'
+//               commit time, so that a tail shows when it happened.
 // Receipts for rows of another step still count for duplicates and order.
 //
 // Thread-safety: not thread-safe; the bench's main thread owns it.
@@ -37,6 +39,14 @@ namespace msgx::app {
 
 using BenchTime = std::chrono::steady_clock::time_point;
 
+// The KAFKA:msg rows committed in one second of a step: second k holds the
+// rows committed in [first commit + k s, first commit + (k + 1) s).
+struct SecondLatency {
+  int second = 0;
+  std::int64_t delivered = 0;
+  double p50_ms = 0, p99_ms = 0, max_ms = 0;
+};
+
 struct StepCounts {
   std::int64_t written = 0;  // every row committed in the step
   std::int64_t offered = 0;
@@ -48,6 +58,7 @@ struct StepCounts {
   std::int64_t schedule_pushes = 0;
   double p50_ms = 0, p95_ms = 0, p99_ms = 0, max_ms = 0;
   BenchTime first_commit{}, last_commit{}, first_delivery{}, last_delivery{};
+  std::vector<SecondLatency> seconds;  // ascending; only seconds with a delivery
 };
 
 // Nearest-rank percentile of `sorted` (ascending), p in [0, 1]; 0 if empty.
@@ -71,7 +82,11 @@ class BenchLedger {
     bool delivered = false;
   };
   std::unordered_map<std::int64_t, Row> rows_;
-  std::vector<double> latencies_ms_;
+  struct Latency {
+    BenchTime committed;
+    double ms;
+  };
+  std::vector<Latency> latencies_;
   StepCounts counts_;
   std::unordered_set<std::string> seen_events_;
   std::unordered_map<std::string, std::int64_t> last_per_key_;

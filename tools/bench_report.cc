@@ -1,5 +1,6 @@
 #include "tools/bench_report.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -73,7 +74,13 @@ std::string ReportJson(const BenchReport& r) {
       << ", \"delivered_per_s\": " << Num(s.delivered_per_s)
       << ", \"drain_s\": " << Num(s.drain_seconds, 2) << ", \"cpu\": " << Num(s.cpu, 3)
       << ", \"rss\": " << s.rss << ", \"generator_limited\": " << Bool(s.generator_limited)
-      << ", \"kept_up\": " << Bool(s.kept_up) << "}";
+      << ", \"kept_up\": " << Bool(s.kept_up) << ", \"seconds\": [";
+    for (std::size_t k = 0; k < c.seconds.size(); ++k) {
+      const SecondLatency& x = c.seconds[k];
+      j << (k == 0 ? "" : ", ") << "[" << x.second << ", " << x.delivered << ", "
+        << Num(x.p50_ms, 2) << ", " << Num(x.p99_ms, 2) << ", " << Num(x.max_ms, 2) << "]";
+    }
+    j << "]}";
   }
   j << "\n  ],\n  \"not_run\": [";
   for (std::size_t i = 0; i < r.not_run.size(); ++i) {
@@ -126,6 +133,15 @@ std::string ReportMarkdown(const BenchReport& r) {
       << c.schedule_offered << " / " << c.schedule_pushes << " | " << Num(s.cpu, 2) << " | "
       << Mib(s.rss) << " | " << verdict << " |\n";
   }
+  m << "\nThe worst second of each step (`seconds.dat`, `latency-seconds.png`):\n\n";
+  for (const StepReport& s : r.steps) {
+    const auto worst = std::max_element(
+        s.counts.seconds.begin(), s.counts.seconds.end(),
+        [](const SecondLatency& a, const SecondLatency& b) { return a.p99_ms < b.p99_ms; });
+    if (worst == s.counts.seconds.end()) continue;
+    m << "- " << s.name << ": p99 " << Num(worst->p99_ms) << " ms in second " << worst->second
+      << " (" << worst->delivered << " rows)\n";
+  }
   for (const std::string& n : r.not_run) m << "\nnot run: " << n << "\n";
   m << "\n`offered` counts the rows judged one by one (FLOP → `KAFKA:msg`, reference → "
        "`KAFKA:ref`); schedule rows (`SCHD UPD`) are counted apart, with the `KAFKA:schd` "
@@ -143,7 +159,8 @@ std::string ReportMarkdown(const BenchReport& r) {
   } else {
     m << "not run\n";
   }
-  m << "\n## Charts\n\n![delivered throughput](throughput.png)\n\n![latency](latency.png)\n";
+  m << "\n## Charts\n\n![delivered throughput](throughput.png)\n\n![latency](latency.png)\n"
+    << "\n![latency by second of each step](latency-seconds.png)\n";
   for (const std::string& n : r.notes) m << "\nnote: " << n << "\n";
   if (!r.problems.empty()) {
     m << "\n## Problems\n\n";
@@ -161,6 +178,25 @@ Status WriteReports(BenchReport& r, const std::string& dir, std::string* chart_n
         << "\n";
   }
   if (Status s = WriteFile(dir + "/steps.dat", dat.str()); !s.ok()) return s;
+  // One block per step (two blank lines apart: gnuplot's index), a line per
+  // second of the step.
+  std::ostringstream secs;
+  secs << "# second delivered p50_ms p99_ms max_ms, one block per step\n";
+  std::string plot_seconds;
+  int blocks = 0;
+  for (const StepReport& s : r.steps) {
+    if (s.counts.seconds.empty()) continue;
+    secs << (blocks == 0 ? "" : "\n\n") << "# step " << s.name << "\n";
+    for (const SecondLatency& x : s.counts.seconds) {
+      secs << x.second << " " << x.delivered << " " << Num(x.p50_ms, 2) << " " << Num(x.p99_ms, 2)
+           << " " << Num(x.max_ms, 2) << "\n";
+    }
+    plot_seconds += std::string(blocks == 0 ? "plot '" + dir + "/seconds.dat'" : ", ''") +
+                    " index " + std::to_string(blocks) +
+                    " using 1:4 with linespoints lw 2 pt 7 title '" + s.name + " p99'";
+    ++blocks;
+  }
+  if (Status s = WriteFile(dir + "/seconds.dat", secs.str()); !s.ok()) return s;
   const std::string gp =
       "set terminal png size 800,500\n"
       "set grid\nset key top left\nset xlabel 'offered (msg/s)'\n"
@@ -182,7 +218,13 @@ Status WriteReports(BenchReport& r, const std::string& dir, std::string* chart_n
       dir +
       "/steps.dat' using 1:3 with linespoints lw 2 pt 7 title 'p50', "
       "'' using 1:4 with linespoints lw 2 pt 7 title 'p95', "
-      "'' using 1:5 with linespoints lw 2 pt 7 title 'p99'\n";
+      "'' using 1:5 with linespoints lw 2 pt 7 title 'p99'\n"
+      "set output '" +
+      dir +
+      "/latency-seconds.png'\n"
+      "set title 'msgx bench: p99 of each second of a step, by commit time'\n"
+      "set xlabel 'second of the step'\n" +
+      (plot_seconds.empty() ? std::string("unset output\n") : plot_seconds + "\n");
   if (Status s = WriteFile(dir + "/charts.gp", gp); !s.ok()) return s;
   const std::string cmd = "gnuplot '" + dir + "/charts.gp' >'" + dir + "/gnuplot.log' 2>&1";
   if (std::system(cmd.c_str()) != 0) {

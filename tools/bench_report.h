@@ -9,7 +9,10 @@
 //                mock is in memory and not durable);
 //   throughput.png, latency.png  delivered msg/s and p50/p95/p99 latency
 //                against offered msg/s, drawn by gnuplot (charts.gp and
-//                steps.dat are left beside them).
+//                steps.dat are left beside them);
+//   latency-seconds.png  each step's p99 second by second (seconds.dat;
+//                report.json's "seconds": [second, delivered, p50_ms,
+//                p99_ms, max_ms] per second of the step).
 //
 // Thread-safety: functions of their arguments (DrawCharts runs gnuplot).
 #pragma once

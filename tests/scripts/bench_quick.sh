@@ -9,6 +9,8 @@
 #     the mailbox; setup + steps' delivered == the distinct msgx-mailbox-id
 #     values kcat read on the msg and reference topics above the mailbox's
 #     previous end; kcat saw no msgx-event-id twice;
+#   - each step's latency by second: ascending seconds, p50 <= p99 <= max,
+#     the step's max among them;
 #   - the baseline processed its 50 messages; the charts are PNG files;
 #     `msgx run` stopped with 0 and the bench exited 0.
 # Usage: bench_quick.sh path/to/msgx
@@ -67,6 +69,13 @@ for s in steps:
     assert s["lost"] == 0 and s["duplicated"] == 0 and s["order_violations"] == 0, s
     assert 0 < s["p50_ms"] <= s["p95_ms"] <= s["p99_ms"] <= s["max_ms"], s
     assert s["cpu"] > 0 and s["rss"] > 0, s
+    # Second by second: ascending, each p50 <= p99 <= max, together every
+    # KAFKA:msg latency of the step (the step's max is one second's max).
+    secs = s["seconds"]
+    assert secs and [x[0] for x in secs] == sorted({x[0] for x in secs}), secs
+    assert all(x[1] > 0 and 0 < x[2] <= x[3] <= x[4] for x in secs), secs
+    assert 0 < sum(x[1] for x in secs) <= s["delivered"], (secs, s["delivered"])
+    assert max(x[4] for x in secs) == s["max_ms"], (secs, s["max_ms"])
 offered = r["setup"]["offered"] + sum(s["offered"] for s in steps)
 delivered = r["setup"]["delivered"] + sum(s["delivered"] for s in steps)
 assert offered == mailbox_judged, (offered, mailbox_judged)
@@ -84,7 +93,7 @@ assert b is not None and b["messages"] == 50 and b["failed"] == 0 and b["msg_per
 assert r["msgx_exit"] == "stopped by SIGTERM, exit status 0", r["msgx_exit"]
 assert r["problems"] == [], r["problems"]
 assert "not durable" in open(f"{work}/out/report.md").read()
-for png in ("throughput.png", "latency.png"):
+for png in ("throughput.png", "latency.png", "latency-seconds.png"):
     assert open(f"{work}/out/{png}", "rb").read(8) == b"\x89PNG\r\n\x1a\n", png
 print(f"bench_quick: {len(steps)} steps, {offered} offered = {delivered} delivered = kcat's {len(ids)}")
 PY

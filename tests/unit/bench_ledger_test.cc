@@ -57,6 +57,39 @@ TEST(BenchLedger, CountsDeliveryLossDuplicatesOrderAndLatency) {
   EXPECT_EQ(l.Counts().delivered, 0);
 }
 
+// Each second's figures hold only the rows committed in it, so a stall
+// shows in the second it hit and not in the others.
+TEST(BenchLedger, SplitsTheLatencyBySecondOfCommit) {
+  BenchLedger l;
+  l.BeginStep();
+  // Second 0: rows 1-3 at 0, 400, 999 ms; second 2: rows 4-5 at 2,000 and
+  // 2,500 ms. Nothing is committed in second 1.
+  const int at[] = {0, 400, 999, 2000, 2500};
+  for (int id = 1; id <= 5; ++id)
+    l.Committed(id, TrafficKind::kFlop, kT0 + milliseconds(at[id - 1]));
+  l.Committed(6, TrafficKind::kReference, kT0 + milliseconds(1500));  // not KAFKA:msg
+  l.Received(Rec(BenchTopic::kMsg, "e1", 1, "F1", 10));               // 10 ms
+  l.Received(Rec(BenchTopic::kMsg, "e2", 2, "F2", 430));              // 30 ms
+  l.Received(Rec(BenchTopic::kMsg, "e3", 3, "F3", 1019));             // 20 ms
+  l.Received(Rec(BenchTopic::kRef, "r6", 6, "STTS|X", 1900));
+  l.Received(Rec(BenchTopic::kMsg, "e4", 4, "F4", 2400));  // 400 ms: the stall
+  // Row 5 is not delivered: its second has row 4 only.
+  const StepCounts c = l.Counts();
+  ASSERT_EQ(c.seconds.size(), 2U);
+  EXPECT_EQ(c.seconds[0].second, 0);
+  EXPECT_EQ(c.seconds[0].delivered, 3);
+  EXPECT_DOUBLE_EQ(c.seconds[0].p50_ms, 20);
+  EXPECT_DOUBLE_EQ(c.seconds[0].p99_ms, 30);
+  EXPECT_DOUBLE_EQ(c.seconds[0].max_ms, 30);
+  EXPECT_EQ(c.seconds[1].second, 2);
+  EXPECT_EQ(c.seconds[1].delivered, 1);
+  EXPECT_DOUBLE_EQ(c.seconds[1].p99_ms, 400);
+  EXPECT_DOUBLE_EQ(c.p99_ms, 400);  // the step's own figure still holds them all
+
+  l.BeginStep();
+  EXPECT_TRUE(l.Counts().seconds.empty());
+}
+
 TEST(BenchLedger, PercentileIsNearestRank) {
   std::vector<double> v;
   for (int i = 1; i <= 100; ++i) v.push_back(i);
