@@ -225,18 +225,14 @@ Status DevServices::UpPostgres(std::ostream& out) {
     return Status::Infra("chown " + log + ": " + std::strerror(errno));
   }
   SpawnOptions start;
-  start.argv = {PgTool("pg_ctl"),
-                "start",
-                "-w",
-                "-t",
-                "60",
-                "-D",
-                data,
-                "-l",
-                log,
-                "-o",
+  start.argv = {PgTool("pg_ctl"), "start", "-w", "-t", "60", "-D", data, "-l", log, "-o",
+                // max_wal_size: at 5,000 msg/s msgx writes about 16 MB of WAL a
+                // second, so PostgreSQL's 1 GB default starts a checkpoint
+                // every half minute, and each one's writes stall the
+                // pipeline (docs/operations.md#postgresqls-checkpoints).
                 "-p " + std::to_string(*port) +
-                    " -c listen_addresses=127.0.0.1 -c unix_socket_directories=''"};
+                    " -c listen_addresses=127.0.0.1 -c unix_socket_directories=''"
+                    " -c max_wal_size=4GB"};
   start.run_as = run_as;
   start.working_dir = data;
   start.new_session = true;

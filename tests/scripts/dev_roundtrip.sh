@@ -53,6 +53,8 @@ got=$(kcat -C -b "$MSGX_KAFKA_BOOTSTRAP_SERVERS" -t msgx.flight.events -o beginn
 
 # PostgreSQL: both databases answer; the mailbox table exists and is empty.
 [[ $(psql "$MSGX_POSTGRES_URL" -XAtc 'SELECT 1') == 1 ]] || fail "SELECT 1 on the own database"
+# Checkpoints by time, not by every 1 GB of WAL (docs/operations.md#postgresqls-checkpoints).
+[[ $(psql "$MSGX_POSTGRES_URL" -XAtc 'SHOW max_wal_size') == 4GB ]] || fail "max_wal_size is not 4GB"
 [[ $(psql "$MSGX_MAILBOX_URL" -XAtc 'SELECT count(*) FROM cminmsgs') == 0 ]] \
   || fail "mailbox table cminmsgs missing or not empty"
 
