@@ -226,7 +226,7 @@ Status DevServices::UpPostgres(std::ostream& out) {
   }
   SpawnOptions start;
   start.argv = {PgTool("pg_ctl"), "start", "-w", "-t", "60", "-D", data, "-l", log, "-o",
-                // max_wal_size: at 5,000 msg/s msgx writes about 16 MB of WAL a
+                // max_wal_size: at 5,000 msg/s msgx writes about 15 MB of WAL a
                 // second, so PostgreSQL's 1 GB default starts a checkpoint
                 // every half minute, and each one's writes stall the
                 // pipeline (docs/operations.md#postgresqls-checkpoints).
