@@ -3,11 +3,14 @@
 //
 //   bench [--quick] [--out DIR] [--steps LIST] [--step-seconds N]
 //         [--flights N] [--baseline-messages N] [--drain-idle-seconds N]
+//         [--mailbox postgresql|mariadb]
 //
 // Runs `msgx run` as a child with this configuration. When the
 // configuration names no mailbox, own database or Kafka, the services of
 // `msgx dev up` are used (started if they are not running), as `eval
-// "$(msgx dev env)"` would, with http.listen on a free port unless set.
+// "$(msgx dev env)"` would, with http.listen on a free port unless set;
+// --mailbox says which server they keep the mailbox on (`msgx dev up
+// --mailbox`). The bench writes to whichever mailbox mailbox.url names.
 // Exit 0: the ramp ran and nothing was lost, duplicated or out of order and
 // `msgx run` stopped with 0; 1: the reports are written but list problems;
 // 2: usage or configuration error.
@@ -33,6 +36,7 @@ struct BenchFlags {
   int flights = 500;
   int baseline_messages = 0;  // 0 = 2000, or 500 with --quick
   double drain_idle_seconds = 30;
+  std::string mailbox = "postgresql";  // for the dev services only
 };
 
 std::string SelfExe() {
@@ -93,6 +97,12 @@ void RegisterBench(CLI::App& root, const GlobalOptions& global, int* exit_code) 
                    "After a step, undelivered rows count as lost once nothing arrived this long")
       ->capture_default_str()
       ->check(CLI::Range(1.0, 3600.0));
+  bench
+      ->add_option("--mailbox", flags->mailbox,
+                   "Where the dev services keep the mailbox: postgresql (msgx's own server) or "
+                   "mariadb (its own server, as in production); ignored when mailbox.url is set")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"postgresql", "mariadb"}));
   bench->callback([&global, exit_code, flags, bench] {
     // Usage first: nothing is started for a bad command line.
     const std::string steps = !flags->steps.empty() ? flags->steps
@@ -114,6 +124,7 @@ void RegisterBench(CLI::App& root, const GlobalOptions& global, int* exit_code) 
       DevOptions d;
       d.dir = config->dev_dir;
       d.self_exe = SelfExe();
+      d.mailbox = flags->mailbox;
       d.topics = {config->topic_msg, config->topic_schd, config->topic_ref, config->topic_progress};
       DevServices services(d);
       std::ostringstream quiet;
@@ -156,7 +167,8 @@ void RegisterBench(CLI::App& root, const GlobalOptions& global, int* exit_code) 
     o.corpus_dir = MSGX_DEFAULT_CORPUS_DIR;
     o.command = "msgx bench" + std::string(flags->quick ? " --quick" : "") +
                 (flags->steps.empty() ? "" : " --steps " + flags->steps) + " --step-seconds " +
-                std::to_string(static_cast<int>(o.step_time.count()));
+                std::to_string(static_cast<int>(o.step_time.count())) +
+                (bench->count("--mailbox") > 0 ? " --mailbox " + flags->mailbox : "");
     Result<BenchReport> report = RunBench(*config, o, std::cout);
     if (!report.ok()) {
       std::cerr << "msgx bench: " << report.status().ToString() << "\n";

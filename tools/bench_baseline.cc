@@ -10,6 +10,7 @@
 #include "codecs/sis_decoder.h"
 #include "codecs/sis_json.h"
 #include "tools/bench_ledger.h"
+#include "tools/bench_mailbox.h"
 
 namespace msgx::app {
 namespace {
@@ -85,13 +86,12 @@ Result<BaselineFigures> RunBaseline(const Config& config,
   const sis::SisDecoder decoder(*zone);
   Producer producer;
   if (Status s = MakeProducer(config, &producer); !s.ok()) return s;
-  const std::string& box = config.mailbox_table;
-  const MailboxColumns& col = config.mailbox_columns;
+  Result<std::unique_ptr<BenchMailbox>> mailbox = OpenBenchMailbox(config);
+  if (!mailbox.ok()) return mailbox.status();
   std::vector<std::int64_t> ids = mailbox_ids;
   std::sort(ids.begin(), ids.end());
   std::vector<double> lat;
   try {
-    pqxx::connection mailbox(config.mailbox_url);
     pqxx::connection own(config.postgres_url);
     {
       pqxx::work tx(own);
@@ -103,23 +103,16 @@ Result<BaselineFigures> RunBaseline(const Config& config,
           " msg_id bigint NOT NULL REFERENCES bench_baseline_outcome, payload text NOT NULL)");
       tx.commit();
     }
-    mailbox.prepare("read",
-                    "SELECT " + col.message + " FROM " + box + " WHERE " + col.id + " = $1");
-    mailbox.prepare(
-        "mark", "UPDATE " + box + " SET " + col.processed + " = now() WHERE " + col.id + " = $1");
     own.prepare("outcome",
                 "INSERT INTO bench_baseline_outcome (msg_id, state, error) VALUES ($1, $2, $3)");
     own.prepare("event", "INSERT INTO bench_baseline_event (msg_id, payload) VALUES ($1, $2)");
     const auto start = SteadyClock::now();
     for (std::int64_t id : ids) {
       const auto t0 = SteadyClock::now();
-      std::string xml;
-      {
-        pqxx::nontransaction nt(mailbox);
-        pqxx::result r = nt.exec_prepared("read", id);
-        if (r.empty()) continue;
-        xml = r[0][0].as<std::string>();
-      }
+      Result<std::optional<std::string>> row = (*mailbox)->ReadMessage(id);
+      if (!row.ok()) return row.status();
+      if (!row->has_value()) continue;
+      const std::string& xml = **row;
       Result<sis::DecodedMessage> msg = decoder.Decode(xml, sis::InputOrigin::kUnicodeText);
       std::string payload = msg.ok() ? sis::ToCanonicalJson(*msg) : sis::ErrorToJson(msg.status());
       {
@@ -135,11 +128,7 @@ Result<BaselineFigures> RunBaseline(const Config& config,
           !s.ok()) {
         return s;
       }
-      {
-        pqxx::work tx(mailbox);
-        tx.exec_prepared0("mark", id);
-        tx.commit();
-      }
+      if (Status s = (*mailbox)->MarkProcessed(id); !s.ok()) return s;
       lat.push_back(std::chrono::duration<double, std::milli>(SteadyClock::now() - t0).count());
       ++f.messages;
     }

@@ -10,8 +10,10 @@
 //      decoded message (bench_baseline_event);
 //   3. send the event to kafka.topics.msg (idempotent producer, acks=all)
 //      and wait for the broker's acknowledgement;
-//   4. mark the mailbox row processed (date_processed = now(), its own
+//   4. mark the mailbox row processed (date_processed = now, its own
 //      transaction).
+// Steps 1 and 4 go to whichever mailbox mailbox.url names, PostgreSQL or
+// MariaDB (tools/bench_mailbox.h).
 // Latency per message is step 1's start to step 4's commit. The two tables
 // are created for the run and dropped after it; msgx never reads them.
 // It runs while `msgx run` is stopped, so the two never share the CPU.

@@ -206,6 +206,7 @@ Result<BenchReport> Ramp::Run() {
   Result<std::unique_ptr<MailboxWriter>> writer = MailboxWriter::Open(config_);
   if (!writer.ok()) return writer.status();
   writer_ = std::move(*writer);
+  report_.mailbox = writer_->mailbox_kind();
   Result<int> max_seqn = writer_->MaxSeqn();
   if (!max_seqn.ok()) return max_seqn.status();
   gen_ =

@@ -53,6 +53,7 @@ std::string ReportJson(const BenchReport& r) {
   j << "{\n  \"started_at\": " << JsonString(r.started_at)
     << ",\n  \"machine\": " << JsonString(r.machine)
     << ",\n  \"command\": " << JsonString(r.command)
+    << ",\n  \"mailbox\": " << JsonString(r.mailbox)
     << ",\n  \"kafka\": " << JsonString("librdkafka mock cluster: in memory, not durable")
     << ",\n  \"setup\": {\"written\": " << r.setup.written << ", \"offered\": " << r.setup.offered
     << ", \"delivered\": " << r.setup.delivered << "},\n  \"steps\": [";
@@ -108,7 +109,7 @@ std::string ReportMarkdown(const BenchReport& r) {
   std::ostringstream m;
   m << "# msgx bench\n\n"
     << "- started: " << r.started_at << "\n- machine: " << r.machine << "\n- command: `"
-    << r.command << "`\n- `msgx run`: " << r.msgx_exit << "\n"
+    << r.command << "`\n- mailbox: " << r.mailbox << "\n- `msgx run`: " << r.msgx_exit << "\n"
     << "- Kafka: librdkafka's mock cluster (`msgx dev kafka`), **in memory and not durable**: "
        "no disk, no replication. Compare with systems measured on real brokers with that in "
        "mind.\n"

@@ -1,6 +1,7 @@
 // BenchReport: what `msgx bench` writes into --out DIR
 // (docs/performance.md#msgx-bench):
-//   report.json  {"steps": [...], "baseline": {...}, ...}: per step offered,
+//   report.json  {"mailbox": "PostgreSQL"|"MariaDB", "steps": [...],
+//                "baseline": {...}, ...}: per step offered,
 //                delivered, lost, duplicated, order_violations, p50_ms,
 //                p95_ms, p99_ms, max_ms, cpu (msgx's CPU, cores: CPU seconds
 //                / wall seconds of the step and its drain), rss (msgx's peak
@@ -47,7 +48,8 @@ struct BenchReport {
   std::string started_at;  // UTC
   std::string machine;     // cores, memory, load average
   std::string command;
-  StepCounts setup;  // the flights and one block of traffic, before the ramp
+  std::string mailbox;  // "PostgreSQL" or "MariaDB": where the traffic is written
+  StepCounts setup;     // the flights and one block of traffic, before the ramp
   std::vector<StepReport> steps;
   std::vector<std::string> not_run;  // steps left out, with why
   std::optional<BaselineFigures> baseline;

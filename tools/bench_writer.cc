@@ -1,7 +1,6 @@
 #include "tools/bench_writer.h"
 
 #include <algorithm>
-#include <pqxx/pqxx>
 #include <thread>
 
 #include "base/clock.h"
@@ -12,75 +11,25 @@ namespace {
 using SteadyClock = std::chrono::steady_clock;
 constexpr auto kSlot = std::chrono::milliseconds(5);  // how often `between` runs while waiting
 
-std::string SqlTimestamp(const std::string& dttm) {  // yyyyMMddHHmmss
-  if (dttm.size() != 14) return "";
-  return dttm.substr(0, 4) + "-" + dttm.substr(4, 2) + "-" + dttm.substr(6, 2) + " " +
-         dttm.substr(8, 2) + ":" + dttm.substr(10, 2) + ":" + dttm.substr(12, 2);
-}
-
 }  // namespace
-
-struct MailboxWriter::Session {
-  pqxx::connection conn;
-};
 
 MailboxWriter::~MailboxWriter() = default;
 
 Result<std::unique_ptr<MailboxWriter>> MailboxWriter::Open(const Config& config) {
+  Result<std::unique_ptr<BenchMailbox>> mailbox = OpenBenchMailbox(config);
+  if (!mailbox.ok()) return mailbox.status();
   std::unique_ptr<MailboxWriter> w(new MailboxWriter());
-  w->table_ = config.mailbox_table;
-  w->columns_ = config.mailbox_columns;
-  try {
-    w->session_.reset(new Session{pqxx::connection(config.mailbox_url)});
-  } catch (const std::exception& e) {
-    return Status::Infra(std::string("mailbox unreachable: ") + e.what());
-  }
+  w->mailbox_ = std::move(mailbox).value();
   return w;
 }
 
-Result<int> MailboxWriter::MaxSeqn() {
-  try {
-    pqxx::nontransaction nt(session_->conn);
-    return nt.exec1("SELECT COALESCE(MAX(cminmsgs_subsystem_sequence), 0) FROM " + table_)[0]
-        .as<int>();
-  } catch (const std::exception& e) {
-    return Status::Infra(std::string("mailbox: ") + e.what());
-  }
-}
-
 Status MailboxWriter::Insert(const std::vector<TrafficMessage>& msgs, const OnCommit& on_commit) {
-  if (msgs.empty()) return Status::Ok();
-  try {
-    pqxx::work tx(session_->conn);
-    std::string sql = "INSERT INTO " + table_ + " (" + columns_.message + ", " + columns_.received +
-                      ", cminmsgs_subsystem_name, cminmsgs_subsystem_sequence,"
-                      " cminmsgs_subsystem_date_sent, cminmsgs_subsystem_subtype,"
-                      " cminmsgs_subsystem_type, " +
-                      columns_.status + ") VALUES ";
-    for (std::size_t i = 0; i < msgs.size(); ++i) {
-      const TrafficMessage& m = msgs[i];
-      if (i > 0) sql += ',';
-      sql += "(" + tx.quote(m.xml) + ", now(), " + tx.quote(m.sndr) + ", " +
-             std::to_string(m.seqn) + ", " + tx.quote(SqlTimestamp(m.dttm)) + ", " +
-             tx.quote(m.styp) + ", " + tx.quote(m.type) + ", 'VALID')";
-    }
-    pqxx::result r = tx.exec(sql + " RETURNING " + columns_.id);
-    tx.commit();
-    const auto at = SteadyClock::now();
-    // One statement in one session: ids follow the VALUES order.
-    std::vector<std::int64_t> ids;
-    ids.reserve(r.size());
-    for (const auto& row : r) ids.push_back(row[0].as<std::int64_t>());
-    std::sort(ids.begin(), ids.end());
-    for (std::size_t i = 0; i < ids.size() && i < msgs.size(); ++i) {
-      on_commit(ids[i], msgs[i].kind, at);
-    }
-    return Status::Ok();
-  } catch (const pqxx::broken_connection& e) {
-    return Status::Infra(std::string("mailbox unreachable: ") + e.what());
-  } catch (const std::exception& e) {
-    return Status::Infra(std::string("mailbox insert: ") + e.what());
-  }
+  std::vector<std::int64_t> ids;
+  if (Status s = mailbox_->Insert(msgs, &ids); !s.ok()) return s;
+  const auto at = SteadyClock::now();
+  for (std::size_t i = 0; i < ids.size() && i < msgs.size(); ++i)
+    on_commit(ids[i], msgs[i].kind, at);
+  return Status::Ok();
 }
 
 Status MailboxWriter::WriteNow(const std::vector<TrafficMessage>& msgs, const OnCommit& on_commit) {

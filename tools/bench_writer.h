@@ -2,6 +2,7 @@
 // AODB would (docs/performance.md#msgx-bench), at an offered rate kept by
 // its own clock.
 //
+// The mailbox is either kind msgx captures from (tools/bench_mailbox.h).
 // Shape: one multi-row INSERT per transaction, a transaction every 20 ms
 // carrying rate / 50 rows (at least 1, so below 50 msg/s one row per
 // transaction, at 1k msg/s 20 rows, at 50k msg/s 1,000), VALID rows with date_received = now() and
@@ -25,6 +26,7 @@
 #include "base/config.h"
 #include "base/result.h"
 #include "codecs/time_zone.h"
+#include "tools/bench_mailbox.h"
 #include "tools/bench_traffic.h"
 
 namespace msgx::app {
@@ -45,7 +47,9 @@ class MailboxWriter {
   ~MailboxWriter();
 
   // The largest SEQN in the mailbox, for the generator's first (kInfra).
-  Result<int> MaxSeqn();
+  Result<int> MaxSeqn() { return mailbox_->MaxSeqn(); }
+  // "PostgreSQL" or "MariaDB".
+  const char* mailbox_kind() const { return mailbox_->kind(); }
   // Writes `msgs` in one transaction.
   Status WriteNow(const std::vector<TrafficMessage>& msgs, const OnCommit& on_commit);
   // Writes generator traffic at `rate` rows/s for `duration`.
@@ -57,10 +61,7 @@ class MailboxWriter {
   MailboxWriter() = default;
   Status Insert(const std::vector<TrafficMessage>& msgs, const OnCommit& on_commit);
 
-  struct Session;  // the mailbox connection (libpqxx)
-  std::unique_ptr<Session> session_;
-  std::string table_;
-  MailboxColumns columns_;
+  std::unique_ptr<BenchMailbox> mailbox_;
 };
 
 }  // namespace msgx::app

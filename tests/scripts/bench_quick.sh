@@ -13,9 +13,14 @@
 #     the step's max among them;
 #   - the baseline processed its 50 messages; the charts are PNG files;
 #     `msgx run` stopped with 0 and the bench exited 0.
-# Usage: bench_quick.sh path/to/msgx
+# The bench starts from `msgx dev up --mailbox MAILBOX` (postgresql unless
+# given; bench_quick_mariadb.sh passes mariadb) and is run as a new user
+# runs it: no MSGX_ setting but the dev dir, `--mailbox MAILBOX`, so it
+# finds the dev services itself; report.json must name that mailbox.
+# Usage: bench_quick.sh path/to/msgx [postgresql|mariadb]
 set -euo pipefail
-MSGX=$(realpath "${1:?usage: $0 path/to/msgx}")
+MSGX=$(realpath "${1:?usage: $0 path/to/msgx [postgresql|mariadb]}")
+MAILBOX=${2:-postgresql}
 
 source "$(dirname "$0")/lib/dev_test.sh"
 WORK=$(scratch_dir bench-quick)
@@ -31,10 +36,24 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$MSGX" dev up >/dev/null
+"$MSGX" dev up --mailbox "$MAILBOX" >/dev/null
 eval "$("$MSGX" dev env)"
 "$MSGX" migrate >/dev/null
-psql_box() { psql "$MSGX_MAILBOX_URL" -XAtq -c "$1"; }
+case $MAILBOX in
+  postgresql)
+    KIND=PostgreSQL
+    psql_box() { psql "$MSGX_MAILBOX_URL" -XAtq -c "$1"; }
+    ;;
+  mariadb)
+    KIND=MariaDB
+    [[ $MSGX_MAILBOX_URL == mysql://* ]] || fail "dev env names another mailbox: $MSGX_MAILBOX_URL"
+    psql_box() {
+      mariadb --no-defaults -h 127.0.0.1 -P "$(cat "$MSGX_DEV_DIR/mariadb.port")" -umsgx -pmsgx \
+        -N -B aodb -e "$1"
+    }
+    ;;
+  *) fail "mailbox $MAILBOX: postgresql or mariadb" ;;
+esac
 BEFORE=$(psql_box "SELECT coalesce(max(cminmsgs_id), 0) FROM cminmsgs")
 
 # The outside consumer: from the end of each topic, read_committed.
@@ -45,7 +64,12 @@ for topic in msgx.flight.events msgx.reference; do
 done
 sleep 2  # kcat has its assignment and end offsets before the first record
 
-MSGX_HTTP_LISTEN=127.0.0.1:0 MSGX_PIPELINE_POLL_INTERVAL=100ms "$MSGX" bench \
+# Only the dev dir and the poll interval: the bench finds the services itself.
+unset_dev_env=()
+while IFS= read -r name; do
+  [[ $name == MSGX_DEV_DIR ]] || unset_dev_env+=(-u "$name")
+done < <(compgen -e | grep '^MSGX_')
+env "${unset_dev_env[@]}" MSGX_PIPELINE_POLL_INTERVAL=100ms "$MSGX" bench --mailbox "$MAILBOX" \
   --steps 20,100 --step-seconds 3 --flights 20 --baseline-messages 50 \
   --drain-idle-seconds 20 --out "$WORK/out" >"$WORK/bench.txt" 2>&1 ||
   { cat "$WORK/bench.txt" >&2; fail "msgx bench exited non-zero"; }
@@ -54,12 +78,14 @@ for p in "${KCAT_PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
 KCAT_PIDS=()
 
 REPORT=$WORK/out/report.json
-python3 - "$REPORT" "$WORK" "$BEFORE" \
+python3 - "$REPORT" "$WORK" "$BEFORE" "$KIND" \
   "$(psql_box "SELECT count(*) FROM cminmsgs WHERE cminmsgs_id > $BEFORE
      AND cminmsgs_subsystem_type IN ('FLOP', 'STTS')")" <<'PY' || fail "report.json check"
 import json, re, sys
-report, work, before, mailbox_judged = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+report, work, before, kind = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+mailbox_judged = int(sys.argv[5])
 r = json.load(open(report))
+assert r["mailbox"] == kind, (r["mailbox"], kind)
 steps = r["steps"]
 # A loaded machine may not offer 100 msg/s (generator-limited ends the
 # ramp there); that is a figure, not a failure.
@@ -95,6 +121,6 @@ assert r["problems"] == [], r["problems"]
 assert "not durable" in open(f"{work}/out/report.md").read()
 for png in ("throughput.png", "latency.png", "latency-seconds.png"):
     assert open(f"{work}/out/{png}", "rb").read(8) == b"\x89PNG\r\n\x1a\n", png
-print(f"bench_quick: {len(steps)} steps, {offered} offered = {delivered} delivered = kcat's {len(ids)}")
+print(f"bench_quick ({kind}): {len(steps)} steps, {offered} offered = {delivered} delivered = kcat's {len(ids)}")
 PY
-echo "PASS bench_quick"
+echo "PASS bench_quick ($MAILBOX)"
