@@ -1,31 +1,45 @@
 // BenchMailbox on a MariaDB/MySQL mailbox (libmariadb through
 // MariaDbSession): see tools/bench_mailbox.h.
 //
-// Times are written as the mailbox's DATETIME columns hold them: the wall
-// clock in mailbox.time-zone, to the microsecond, as `msgx dev load` does
-// (docs/operations.md#running-against-mariadbmysql). The insert's RETURNING
-// clause needs MariaDB 10.5 or later; MySQL has none, so there the insert
-// fails with the server's syntax error (kInfra).
+// The received and processed times are written as capture's test intake
+// and the processed mark write them (MariaDbTimeColumn, each column's type
+// learned on every connection): the instant for a TIMESTAMP column, the
+// wall clock in mailbox.time-zone for a DATETIME one, to the microsecond
+// (docs/capture.md#mailbox-time). The insert's RETURNING clause needs
+// MariaDB 10.5 or later; MySQL has none, so there the insert fails with the
+// server's syntax error (kInfra).
 #include <algorithm>
-#include <cstdio>
 
 #include "base/clock.h"
 #include "base/mariadb_url.h"
 #include "codecs/time_zone.h"
 #include "stream/mariadb/mariadb_session.h"
+#include "stream/mariadb/mariadb_time.h"
 #include "tools/bench_mailbox.h"
-#include "tools/corpus_loader.h"
 
 namespace msgx::app {
 namespace {
 
 class MariaDbBenchMailbox final : public BenchMailbox {
  public:
-  MariaDbBenchMailbox(MariaDbUrl url, const Config& config, TimeZone zone)
+  MariaDbBenchMailbox(MariaDbUrl url, const Config& config, const TimeZone& zone)
       : session_(std::move(url), MariaDbSession::Options{false, "+00:00"}),
-        zone_(std::move(zone)),
         table_(MariaDbSession::QuoteName(config.mailbox_table)),
-        col_(config.mailbox_columns) {}
+        col_(config.mailbox_columns),
+        received_(config.mailbox_table, col_.received, zone),
+        processed_(config.mailbox_table, col_.processed, zone) {
+    session_.OnConnect([this](MariaDbSession& s) {
+      Status learned = received_.Learn(s);
+      return learned.ok() ? processed_.Learn(s) : learned;
+    });
+  }
+
+  // Reaches the server and the table (the session connects lazily), so an
+  // unreachable mailbox fails the bench before it starts, and learns the
+  // time columns' types before the first statement that writes them.
+  Status Probe() {
+    return session_.Run("mailbox", "SELECT 1 FROM " + table_ + " LIMIT 1", nullptr);
+  }
 
   const char* kind() const override { return "MariaDB"; }
 
@@ -45,7 +59,7 @@ class MariaDbBenchMailbox final : public BenchMailbox {
   Status Insert(const std::vector<TrafficMessage>& msgs, std::vector<std::int64_t>* ids) override {
     ids->clear();
     if (msgs.empty()) return Status::Ok();
-    const std::string now = MariaDbSession::Quote(Now());
+    const std::string now = At(received_);
     std::string sql = "INSERT INTO " + table_ + " (" + Name(col_.message) + ", " +
                       Name(col_.received) +
                       ", cminmsgs_subsystem_name, cminmsgs_subsystem_sequence,"
@@ -92,28 +106,25 @@ class MariaDbBenchMailbox final : public BenchMailbox {
   Status MarkProcessed(std::int64_t id) override {
     return session_.Run("mailbox mark",
                         "UPDATE " + table_ + " SET " + Name(col_.processed) + " = " +
-                            MariaDbSession::Quote(Now()) + " WHERE " + Name(col_.id) + " = " +
-                            std::to_string(id),
+                            At(processed_) + " WHERE " + Name(col_.id) + " = " + std::to_string(id),
                         nullptr);
   }
 
  private:
   static std::string Name(const std::string& column) { return MariaDbSession::QuoteName(column); }
 
-  // 'yyyy-MM-dd HH:mm:ss.ffffff' in mailbox.time-zone.
-  std::string Now() const {
-    const MicrosSinceEpoch t = SystemClock::Default()->NowMicros();
-    const LocalTime l = AirportLocalTime(t, zone_);
-    char buf[40];
-    std::snprintf(buf, sizeof(buf), "%04d-%02d-%02d %02d:%02d:%02d.%06lld", l.year, l.month, l.day,
-                  l.hour, l.minute, l.second, static_cast<long long>(t % 1000000));
-    return buf;
+  // Now, as `column` is written (docs/capture.md#mailbox-time).
+  static std::string At(const MariaDbTimeColumn& column) {
+    return "TIMESTAMPADD(MICROSECOND, " +
+           std::to_string(column.FromUtc(SystemClock::Default()->NowMicros())) +
+           ", '1970-01-01 00:00:00')";
   }
 
   MariaDbSession session_;
-  const TimeZone zone_;
   const std::string table_;
   const MailboxColumns col_;
+  MariaDbTimeColumn received_;
+  MariaDbTimeColumn processed_;
 };
 
 }  // namespace
@@ -123,11 +134,8 @@ Result<std::unique_ptr<BenchMailbox>> OpenMariaDbBenchMailbox(const Config& conf
   if (!url.ok()) return url.status();
   Result<TimeZone> zone = TimeZone::Load(MailboxTimeZone(config));
   if (!zone.ok()) return zone.status();
-  auto box = std::make_unique<MariaDbBenchMailbox>(std::move(url).value(), config,
-                                                   std::move(zone).value());
-  // The session connects lazily; reach the server now, as the PostgreSQL
-  // side does, so an unreachable mailbox fails the bench before it starts.
-  if (Result<int> seqn = box->MaxSeqn(); !seqn.ok()) return seqn.status();
+  auto box = std::make_unique<MariaDbBenchMailbox>(std::move(url).value(), config, *zone);
+  if (Status s = box->Probe(); !s.ok()) return s;
   return std::unique_ptr<BenchMailbox>(std::move(box));
 }
 
