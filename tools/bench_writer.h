@@ -5,10 +5,10 @@
 // The mailbox is either kind msgx captures from (tools/bench_mailbox.h).
 // Shape: one multi-row INSERT per transaction, a transaction every 20 ms
 // carrying rate / 50 rows (at least 1, so below 50 msg/s one row per
-// transaction, at 1k msg/s 20 rows, at 50k msg/s 1,000), VALID rows with date_received = now() and
-// the subsystem columns from META, as `msgx dev load` writes them. A transaction whose slot has
-// passed is sent at once (no sleep), so a writer that falls behind writes back to back and the
-// step's accepted rows/s shows it.
+// transaction, at 1k msg/s 20 rows, at 50k msg/s 1,000), VALID rows received now (in
+// mailbox.time-zone) and the subsystem columns from META, as `msgx dev load` writes them. A
+// transaction whose slot has passed is sent at once (no sleep), so a writer that falls behind
+// writes back to back and the step's accepted rows/s shows it.
 //
 // Each committed row is reported with its mailbox id and the steady_clock
 // time right after COMMIT returned. Between transactions `between()` is

@@ -1,4 +1,7 @@
 // BenchMailbox on a PostgreSQL mailbox (libpqxx): see tools/bench_mailbox.h.
+// The received and processed times are written as capture's test intake
+// writes them: the wall clock in mailbox.time-zone (the mailbox's columns
+// are TIMESTAMP, without a zone).
 #include <algorithm>
 #include <pqxx/pqxx>
 
@@ -10,7 +13,10 @@ namespace {
 class PgBenchMailbox final : public BenchMailbox {
  public:
   explicit PgBenchMailbox(const Config& config)
-      : conn_(config.mailbox_url), table_(config.mailbox_table), col_(config.mailbox_columns) {}
+      : conn_(config.mailbox_url),
+        table_(config.mailbox_table),
+        col_(config.mailbox_columns),
+        now_("(now() AT TIME ZONE " + conn_.quote(MailboxTimeZone(config)) + ")") {}
 
   const char* kind() const override { return "PostgreSQL"; }
 
@@ -37,7 +43,7 @@ class PgBenchMailbox final : public BenchMailbox {
       for (std::size_t i = 0; i < msgs.size(); ++i) {
         const TrafficMessage& m = msgs[i];
         if (i > 0) sql += ',';
-        sql += "(" + tx.quote(m.xml) + ", now(), " + tx.quote(m.sndr) + ", " +
+        sql += "(" + tx.quote(m.xml) + ", " + now_ + ", " + tx.quote(m.sndr) + ", " +
                std::to_string(m.seqn) + ", " + tx.quote(DttmAsSqlTimestamp(m.dttm)) + ", " +
                tx.quote(m.styp) + ", " + tx.quote(m.type) + ", 'VALID')";
       }
@@ -86,14 +92,17 @@ class PgBenchMailbox final : public BenchMailbox {
     if (prepared_) return;
     conn_.prepare("bench_read",
                   "SELECT " + col_.message + " FROM " + table_ + " WHERE " + col_.id + " = $1");
-    conn_.prepare("bench_mark", "UPDATE " + table_ + " SET " + col_.processed + " = now() WHERE " +
-                                    col_.id + " = $1");
+    conn_.prepare("bench_mark", "UPDATE " + table_ + " SET " + col_.processed + " = " + now_ +
+                                    " WHERE " + col_.id + " = $1");
     prepared_ = true;
   }
 
   pqxx::connection conn_;
   const std::string table_;
   const MailboxColumns col_;
+  // Now as the mailbox's TIMESTAMP columns hold it: the wall clock in
+  // mailbox.time-zone, as capture reads them (docs/capture.md#mailbox-time).
+  const std::string now_;
   bool prepared_ = false;
 };
 

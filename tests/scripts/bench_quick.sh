@@ -12,7 +12,9 @@
 #   - each step's latency by second: ascending seconds, p50 <= p99 <= max,
 #     the step's max among them;
 #   - the baseline processed its 50 messages; the charts are PNG files;
-#     `msgx run` stopped with 0 and the bench exited 0.
+#     `msgx run` stopped with 0 and the bench exited 0;
+#   - the rows' received times, as capture read them into proc_state, are
+#     within 15 minutes of now.
 # The bench starts from `msgx dev up --mailbox MAILBOX` (postgresql unless
 # given; bench_quick_mariadb.sh passes mariadb) and is run as a new user
 # runs it: no MSGX_ setting but the dev dir, `--mailbox MAILBOX`, so it
@@ -123,4 +125,11 @@ for png in ("throughput.png", "latency.png", "latency-seconds.png"):
     assert open(f"{work}/out/{png}", "rb").read(8) == b"\x89PNG\r\n\x1a\n", png
 print(f"bench_quick ({kind}): {len(steps)} steps, {offered} offered = {delivered} delivered = kcat's {len(ids)}")
 PY
+
+# The writer's received times as capture read them back: within minutes of
+# now, so each mailbox's time column was written in its own convention.
+skew=$(psql "$MSGX_POSTGRES_URL" -XAtq -c "SELECT coalesce(max(abs(extract(epoch FROM
+  received_at - now()))), -1)::int FROM (SELECT received_at FROM proc_state WHERE msg_id > $BEFORE
+  UNION ALL SELECT received_at FROM proc_state_hst WHERE msg_id > $BEFORE) r")
+((skew >= 0 && skew < 900)) || fail "the bench rows' received_at is ${skew}s from now"
 echo "PASS bench_quick ($MAILBOX)"
