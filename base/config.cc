@@ -330,6 +330,9 @@ const std::vector<KeySpec>& Keys() {
     k.push_back(Text("state.dir", "path", &Config::state_dir, nonempty));
     k.push_back(Integer<int>(
         "state.min-free-mb", [](Config& c) -> int& { return c.state_min_free_mb; }, 1, 1'000'000));
+    k.push_back(Integer<int>(
+        "state.block-cache-mb", [](Config& c) -> int& { return c.state_block_cache_mb; }, 8,
+        1'000'000));
     k.push_back(Text("dev.dir", "path", &Config::dev_dir, nonempty));
     k.push_back(Text("http.listen", "host:port", &Config::http_listen, CheckHostPort));
     k.push_back(Text("log.level", "level", &Config::log_level,

@@ -75,7 +75,8 @@ struct Config {
   std::string topic_ref = "msgx.reference";
   std::string topic_progress = "msgx.dispatch.progress";  // exactly once (docs/dispatch.md)
   std::string state_dir = "./var/state";
-  int state_min_free_mb = 64;  // the free space msgx keeps in state.dir (state/disk_reserve.h)
+  int state_min_free_mb = 64;     // the free space msgx keeps in state.dir (state/disk_reserve.h)
+  int state_block_cache_mb = 64;  // the stores' shared block cache (state/store_memory.h)
   std::string http_listen = "127.0.0.1:8480";
   std::string log_level = "info";
   std::string dev_dir = "./var/dev";  // where `msgx dev up` keeps its services

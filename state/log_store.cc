@@ -1,5 +1,6 @@
 #include "state/log_store.h"
 
+#include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include "base/metrics.h"
 #include "state/log_layout.h"
 #include "state/rocksdb_threads.h"
+#include "state/store_memory.h"
 
 namespace msgx {
 namespace {
@@ -60,6 +62,9 @@ rocksdb::Options LogStoreOptions() {
   // Secondary instances need every file open (max_open_files = -1).
   o.max_open_files = -1;
   o.keep_log_file_num = 5;
+  // With every file open, the files' index blocks must live in the bounded
+  // cache, not beside it (state/store_memory.h).
+  o.table_factory.reset(rocksdb::NewBlockBasedTableFactory(CachedTableOptions()));
   return o;
 }
 
@@ -112,6 +117,8 @@ LogStore::LogStore(std::unique_ptr<rocksdb::DB> db, Clock* clock)
 LogStore::~LogStore() {
   if (db_) db_->Close().PermitUncheckedError();
 }
+
+StoreMemory LogStore::Memory() const { return MemoryOf(db_.get(), {db_->DefaultColumnFamily()}); }
 
 std::uint64_t LogStore::next_offset() const {
   std::lock_guard lock(mu_);

@@ -38,6 +38,7 @@
 #include "state/log_iterator.h"
 #include "state/log_layout.h"
 #include "state/log_record.h"
+#include "state/store_memory.h"
 
 namespace msgx {
 
@@ -83,6 +84,10 @@ class LogStore {
   // Open() indexes the records an older msgx appended, so upto is the log's
   // end.
   Result<log_layout::CommandIndex> CommandIndex() const;
+
+  // What the log holds in memory besides the shared block cache
+  // (state/store_memory.h). Any thread.
+  StoreMemory Memory() const;
 
   // Appends `records` (possibly none) and replaces the capture progress with
   // `progress`, in one synced WriteBatch. Returns the first new offset.

@@ -16,6 +16,7 @@
 #include "base/big_endian.h"
 #include "state/rocksdb_threads.h"
 #include "state/state_codec.h"
+#include "state/store_memory.h"
 
 namespace msgx {
 namespace {
@@ -83,14 +84,15 @@ Result<std::unique_ptr<StateStore>> StateStore::Open(const std::string& path, Op
   std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
   for (const char* n : kCfNames) {
     rocksdb::ColumnFamilyOptions cf;
+    // Every table block through the process's bounded cache
+    // (state/store_memory.h).
+    rocksdb::BlockBasedTableOptions table = CachedTableOptions();
     if (std::string_view(n) == "identity") {
       // Nearly every message looks up an identity key that is not bound
       // (a new message): whole-key Bloom filters, in the memtable and in
       // the tables, answer most of those misses without a search.
-      rocksdb::BlockBasedTableOptions table;
       table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
       table.whole_key_filtering = true;
-      cf.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
       cf.memtable_whole_key_filtering = true;
       cf.memtable_prefix_bloom_size_ratio = 0.05;
       // A batch writes "k" keys in no useful order and "t" keys in time order,
@@ -99,6 +101,7 @@ Result<std::unique_ptr<StateStore>> StateStore::Open(const std::string& path, Op
       // (docs/performance.md#stored-flights-and-pending-batches).
       cf.memtable_insert_with_hint_prefix_extractor.reset(rocksdb::NewFixedPrefixTransform(1));
     }
+    cf.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
     cfs.emplace_back(n, cf);
   }
   std::unique_ptr<StateStore> store(new StateStore());
@@ -196,6 +199,8 @@ Result<std::vector<std::string>> StateStore::ReferenceKeys(std::string_view type
   if (!it->status().ok()) return Infra(it->status(), "scan reference");
   return out;
 }
+
+StoreMemory StateStore::Memory() const { return MemoryOf(db_.get(), handles_); }
 
 Result<std::optional<IdentityBinding>> StateStore::GetBinding(std::string_view key) const {
   auto v = Get(identity_, "k" + std::string(key));

@@ -55,6 +55,7 @@
 #include "state/outcome_counts.h"
 #include "state/pending_batch.h"
 #include "state/state_view.h"
+#include "state/store_memory.h"
 
 namespace rocksdb {
 class DB;
@@ -138,6 +139,10 @@ class StateStore final : public StateView {
   Result<std::optional<IdentityBinding>> GetBinding(std::string_view key) const;
   // Bindings bound before `micros`, in (bound time, key) order.
   Result<std::vector<IdentityBinding>> BindingsBoundBefore(MicrosSinceEpoch micros) const;
+
+  // What the store holds in memory besides the shared block cache, over all
+  // its column families (state/store_memory.h). Any thread.
+  StoreMemory Memory() const;
   Result<std::optional<SenderSeqn>> GetSender(std::string_view sndr) const;
   Result<std::optional<Outcome>> GetOutcome(std::int64_t mailbox_id) const;
   Result<StateMeta> ReadMeta() const;

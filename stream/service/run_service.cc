@@ -13,6 +13,7 @@
 #include "base/fatal_report.h"
 #include "base/file_lock.h"
 #include "base/log.h"
+#include "base/metrics.h"
 #include "base/service_notify.h"
 #include "base/stopper.h"
 #include "base/watchdog.h"
@@ -21,6 +22,7 @@
 #include "state/digest.h"
 #include "state/log_store.h"
 #include "state/state_store.h"
+#include "state/store_memory.h"
 #include "stream/capture/capture.h"
 #include "stream/capture/command_intake.h"
 #include "stream/capture/mailbox_factory.h"
@@ -42,6 +44,7 @@
 #include "stream/service/rebuild_gate.h"
 #include "stream/service/stage_runner.h"
 #include "stream/service/status_model.h"
+#include "stream/service/store_memory_gauges.h"
 
 namespace msgx {
 namespace {
@@ -323,6 +326,7 @@ int RunService(const Config& config) {
                                                   << 20);
   if (!WaitForFreeSpace(reserve, &stop_requested, &startup)) return 0;
   startup.SetPhase("opening the stores");
+  SharedBlockCache()->SetCapacity(static_cast<std::size_t>(config.state_block_cache_mb) << 20);
   auto log = OpenRetrying("log store", &stop_requested, &startup,
                           [&] { return LogStore::Open(config.state_dir + "/log", clock); });
   if (!log.ok()) return stop_requested.stopped() ? 0 : 1;
@@ -334,6 +338,7 @@ int RunService(const Config& config) {
   });
   if (!store.ok()) return stop_requested.stopped() ? 0 : 1;
   LogStore* log_store = log->get();
+  const StoreMemoryGauges store_memory(&Metrics::Global(), log_store, store->get());
   // The log says which decision settings are in force before anything else
   // is folded (docs/fold.md#settings-in-the-log).
   for (;;) {

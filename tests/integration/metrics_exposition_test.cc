@@ -181,6 +181,7 @@ TEST_F(MetricsExpositionTest, ALiveRunExposesEveryFamilyWithItsLabels) {
                  "MSGX_PIPELINE_POLL_INTERVAL=50ms",
                  "MSGX_PIPELINE_BACKFILL_BACKOFF_MS=1s",
                  "MSGX_SCHD_FLUSH_PERIOD=200ms",
+                 "MSGX_STATE_BLOCK_CACHE_MB=24",
                  "MSGX_LOG_LEVEL=warn"};
   const std::string log = state_dir_ + "/msgx.log";
   o.stderr_path = log;
@@ -301,6 +302,15 @@ TEST_F(MetricsExpositionTest, ALiveRunExposesEveryFamilyWithItsLabels) {
   EXPECT_GE(Value(e, "process_start_time_seconds"), started - 2);
   EXPECT_LE(Value(e, "process_start_time_seconds"), static_cast<double>(std::time(nullptr)) + 2);
   EXPECT_GT(Value(e, "msgx_state_dir_free_bytes"), 0);
+
+  // The stores' memory (docs/operations.md#memory): the one block cache at
+  // state.block-cache-mb, and each store's memtables holding what it wrote.
+  EXPECT_EQ(Value(e, "msgx_store_block_cache_capacity_bytes"), 24.0 * (1 << 20));
+  EXPECT_LE(Value(e, "msgx_store_block_cache_bytes"), 24.0 * (1 << 20));
+  for (const char* store : {"log", "state"}) {
+    EXPECT_GT(Value(e, "msgx_store_memtables_bytes", {{"store", store}}), 0) << store;
+    EXPECT_EQ(e.Samples("msgx_store_table_readers_bytes", {{"store", store}}).size(), 1U) << store;
+  }
 
   // Prometheus naming: counters end in _total, units are base units.
   for (const auto& [name, f] : e.families) {
