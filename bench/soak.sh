@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# A soak: one long step of `msgx bench` at a steady rate, with every job on
+# and their windows short enough to come round many times in the run, and a
+# sample every SAMPLE seconds of what could grow: msgx's memory, threads and
+# open files, each table msgx owns in PostgreSQL, the state directory, and
+# the other servers' memory (docs/performance.md, "A soak").
+#
+# Usage: bash bench/soak.sh [MINUTES] [RATE] [OUT]   (defaults 30 2k /var/tmp/msgx-soak)
+#        SAMPLE=30 (seconds between samples); MAILBOX=postgresql|mariadb;
+#        MSGX=<binary> (default the build's msgx).
+# The jobs' windows (each overridable by its MSGX_ variable): delivered
+# events deleted after 2 min, pending batches pruned after 2 min, settled
+# outcomes archived after 2 min and the archive deleted after 4 min.
+# Writes OUT/samples.tsv (one line per sample) and OUT/out (the bench's
+# report, with its per-second figures). Starts its own dev services in
+# OUT/dev, purged at the end. Prints figures only; it asserts nothing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+MINUTES=${1:-30}
+RATE=${2:-2k}
+OUT=${3:-/var/tmp/msgx-soak}
+SAMPLE=${SAMPLE:-30}
+MSGX=${MSGX:-$PWD/${MSGX_BUILD_DIR:-build}/app/msgx}
+export MSGX_DEV_DIR=$OUT/dev
+export MSGX_PIPELINE_EVENT_RETENTION=${MSGX_PIPELINE_EVENT_RETENTION:-2m}
+export MSGX_PIPELINE_PENDING_RETENTION=${MSGX_PIPELINE_PENDING_RETENTION:-2m}
+export MSGX_PROC_STATE_ARCHIVE_AFTER=${MSGX_PROC_STATE_ARCHIVE_AFTER:-2m}
+export MSGX_PROC_STATE_HST_RETENTION=${MSGX_PROC_STATE_HST_RETENTION:-4m}
+
+rm -rf "$OUT"
+mkdir -p "$OUT"
+BENCH_PID=
+cleanup() {
+  if [[ -n $BENCH_PID ]]; then kill -TERM "$BENCH_PID" 2>/dev/null || true; wait "$BENCH_PID" 2>/dev/null || true; fi
+  "$MSGX" dev down --purge >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+
+"$MSGX" dev up --mailbox "${MAILBOX:-postgresql}" >/dev/null
+eval "$("$MSGX" dev env)"
+
+# The memory (kB) of the processes that `pgrep $@` finds: the sum of their
+# proportional sets (Pss), so memory they share (PostgreSQL's buffers) is
+# counted once.
+pss_of() {
+  local total=0 pid kb
+  for pid in $(pgrep "$@" || true); do
+    kb=$(awk '/^Pss:/ {print $2}' "/proc/$pid/smaps_rollup" 2>/dev/null || echo 0)
+    total=$((total + ${kb:-0}))
+  done
+  echo "$total"
+}
+# msgx's own service: the `msgx run` the bench started (its log names it).
+run_pid() { sed -n 's/^msgx run started (pid \([0-9]*\)).*/\1/p' "$OUT/bench.log" | tail -1; }
+# Size in bytes of a directory, 0 when absent.
+du_bytes() { du -sb "$1" 2>/dev/null | cut -f1 || echo 0; }
+TABLES="proc_state proc_state_hst msg_event outbox_delivery fold_batch"
+pg_sizes() {
+  local t q=""
+  for t in $TABLES; do
+    q+="SELECT pg_total_relation_size('$t'), (SELECT n_live_tup FROM pg_stat_user_tables WHERE relname = '$t') UNION ALL "
+  done
+  psql "$MSGX_POSTGRES_URL" -XAtq -F $'\t' -c "${q% UNION ALL }" | paste -sd '\t' -
+}
+
+{
+  printf 'second\tmsgx_rss_kb\tmsgx_threads\tmsgx_fds\tbench_pss_kb\tkafka_mock_pss_kb\tpostgres_pss_kb\tredis_pss_kb\tmariadb_pss_kb'
+  for t in $TABLES; do printf '\t%s_bytes\t%s_rows' "$t" "$t"; done
+  printf '\tlog_dir_bytes\tstate_dir_bytes\tcaptured\tproc_state_index_bytes\tmailbox_bytes\tpg_blks_read\tpg_blks_hit\n'
+} >"$OUT/samples.tsv"
+
+STEP_SECONDS=$((MINUTES * 60))
+"$MSGX" bench --steps "$RATE" --step-seconds "$STEP_SECONDS" --baseline-messages 0 \
+  --mailbox "${MAILBOX:-postgresql}" --out "$OUT/out" >"$OUT/bench.log" 2>&1 &
+BENCH_PID=$!
+START=$(date +%s)
+while kill -0 "$BENCH_PID" 2>/dev/null; do
+  sleep "$SAMPLE"
+  pid=$(run_pid)
+  [[ -z $pid ]] && continue
+  threads=$(awk '/^Threads:/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)
+  fds=$(ls "/proc/$pid/fd" 2>/dev/null | wc -l)
+  captured=$(psql "$MSGX_POSTGRES_URL" -XAtq -c "SELECT COALESCE(max(last_offset), 0) FROM fold_batch" 2>/dev/null || echo 0)
+  indexes=$(psql "$MSGX_POSTGRES_URL" -XAtq -c "SELECT pg_indexes_size('proc_state')" 2>/dev/null || echo 0)
+  # PostgreSQL's block reads (from the page cache or the disk) and buffer
+  # hits in msgx's database, both counted since the server started.
+  blocks=$(psql "$MSGX_POSTGRES_URL" -XAtq -F $'\t' -c "SELECT blks_read, blks_hit FROM pg_stat_database WHERE datname = current_database()" 2>/dev/null || printf '0\t0')
+  mailbox=0
+  if [[ $MSGX_MAILBOX_URL == postgres* ]]; then
+    mailbox=$(psql "$MSGX_MAILBOX_URL" -XAtq -c "SELECT pg_total_relation_size('cminmsgs')" 2>/dev/null || echo 0)
+  fi
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
+    $(($(date +%s) - START)) "$(awk '/^VmRSS:/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)" "$threads" "$fds" \
+    "$(pss_of -f "bench --steps $RATE ")" "$(pss_of -f 'dev kafka')" "$(pss_of -x postgres)" \
+    "$(pss_of -x redis-server)" "$(pss_of -x mariadbd)" "$(pg_sizes)" \
+    "$(du_bytes "$MSGX_DEV_DIR/state/log")" "$(du_bytes "$MSGX_DEV_DIR/state")" "$captured" \
+    "$indexes" "$mailbox" "$blocks" >>"$OUT/samples.tsv"
+done
+wait "$BENCH_PID" && rc=0 || rc=$?
+BENCH_PID=
+# Charts of the samples (gnuplot, as the bench's own charts; skipped when
+# it is missing): memory, and the sizes of what msgx keeps.
+if command -v gnuplot >/dev/null; then
+  gnuplot >"$OUT/gnuplot.log" 2>&1 <<EOF || echo "charts not drawn: see $OUT/gnuplot.log"
+set terminal png size 800,500
+set grid
+set key top left
+set datafile separator '\t'
+set xlabel 'minutes into the step'
+set ylabel 'MiB'
+m(c) = column(c) / 1024.0
+b(c) = column(c) / 1048576.0
+set output '$OUT/soak-memory.png'
+set title 'msgx soak at $RATE msg/s: memory'
+plot '$OUT/samples.tsv' skip 1 using (\$1/60):(m(2)) with lines lw 2 title 'msgx run (RSS)', \
+  '' skip 1 using (\$1/60):(m(7)) with lines lw 2 title 'PostgreSQL (PSS)', \
+  '' skip 1 using (\$1/60):(m(6)) with lines lw 2 title 'Kafka mock (PSS)', \
+  '' skip 1 using (\$1/60):(m(5)) with lines lw 2 title 'the bench (PSS)'
+set output '$OUT/soak-storage.png'
+set title 'msgx soak at $RATE msg/s: what msgx keeps'
+plot '$OUT/samples.tsv' skip 1 using (\$1/60):(b(10)) with lines lw 2 title 'proc\_state', \
+  '' skip 1 using (\$1/60):(b(12)) with lines lw 2 title 'proc\_state\_hst', \
+  '' skip 1 using (\$1/60):(b(14)) with lines lw 2 title 'msg\_event', \
+  '' skip 1 using (\$1/60):(b(20)) with lines lw 2 title 'the log (state.dir/log)', \
+  '' skip 1 using (\$1/60):(b(21) - b(20)) with lines lw 2 title 'the rest of state.dir'
+EOF
+fi
+tail -n 30 "$OUT/bench.log"
+echo "samples: $OUT/samples.tsv (the bench exited $rc)"
+exit "$rc"
