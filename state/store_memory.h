@@ -15,6 +15,13 @@
 // CachedTableOptions() puts those blocks in SharedBlockCache() instead:
 //   - index and filter blocks are charged to the cache, in its high-priority
 //     part, so data blocks are evicted before them;
+//   - they are partitioned: a file's index and filter are cut into blocks
+//     of about 4 KiB under a small top-level index, which stays pinned while
+//     the file is open, so a look-up reads and caches only the partitions it
+//     needs. (Unpartitioned, a file's filter is one block: 1.6 MB for a
+//     64 MB table of identities, larger than a shard of the cache, so it
+//     was dropped as soon as it was read and read again, and checksummed
+//     again, by every look-up: measured, docs/performance.md#a-soak-at-2000-msgs-2026-12-07);
 //   - those of level-0 files (the newest, read most) stay pinned while the
 //     file lives, as RocksDB's own pinning rule allows;
 // everything else is evicted least recently used. A read that misses reads

@@ -4,8 +4,7 @@
 
 namespace msgx {
 
-StoreMemoryGauges::StoreMemoryGauges(Metrics* metrics, const LogStore* log,
-                                     const StateStore* state)
+StoreMemoryGauges::StoreMemoryGauges(Metrics* metrics, const LogStore* log, const StateStore* state)
     : metrics_(metrics),
       log_(log),
       state_(state),
@@ -19,8 +18,8 @@ StoreMemoryGauges::StoreMemoryGauges(Metrics* metrics, const LogStore* log,
       state_readers_(metrics->GetGauge("msgx_store_table_readers_bytes",
                                        "Table-file memory a store keeps beside the block cache",
                                        {{"store", "state"}})),
-      log_memtables_(metrics->GetGauge("msgx_store_memtables_bytes",
-                                       "Bytes in a store's memtables", {{"store", "log"}})),
+      log_memtables_(metrics->GetGauge("msgx_store_memtables_bytes", "Bytes in a store's memtables",
+                                       {{"store", "log"}})),
       state_memtables_(metrics->GetGauge("msgx_store_memtables_bytes",
                                          "Bytes in a store's memtables", {{"store", "state"}})),
       hook_(metrics->AddScrapeHook([this] { Publish(); })) {}
