@@ -53,7 +53,12 @@ pss_of() {
 # msgx's own service: the `msgx run` the bench started (its log names it).
 run_pid() { sed -n 's/^msgx run started (pid \([0-9]*\)).*/\1/p' "$OUT/bench.log" | tail -1; }
 # Size in bytes of a directory, 0 when absent.
-du_bytes() { du -sb "$1" 2>/dev/null | cut -f1 || echo 0; }
+# (du fails when RocksDB deletes a file while it counts: the count stands.)
+du_bytes() {
+  local b
+  b=$(du -sb "$1" 2>/dev/null | cut -f1) || true
+  echo "${b:-0}"
+}
 TABLES="proc_state proc_state_hst msg_event outbox_delivery fold_batch"
 pg_sizes() {
   local t q=""
@@ -77,9 +82,10 @@ START=$(date +%s)
 while kill -0 "$BENCH_PID" 2>/dev/null; do
   sleep "$SAMPLE"
   pid=$(run_pid)
-  [[ -z $pid ]] && continue
+  # Not started yet, or already stopped by the bench at the end.
+  [[ -z $pid || ! -d /proc/$pid ]] && continue
   threads=$(awk '/^Threads:/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)
-  fds=$(ls "/proc/$pid/fd" 2>/dev/null | wc -l)
+  fds=$({ ls "/proc/$pid/fd" 2>/dev/null || true; } | wc -l)
   captured=$(psql "$MSGX_POSTGRES_URL" -XAtq -c "SELECT COALESCE(max(last_offset), 0) FROM fold_batch" 2>/dev/null || echo 0)
   indexes=$(psql "$MSGX_POSTGRES_URL" -XAtq -c "SELECT pg_indexes_size('proc_state')" 2>/dev/null || echo 0)
   # PostgreSQL's block reads (from the page cache or the disk) and buffer
