@@ -72,6 +72,29 @@ std::string PendValue(std::int64_t last, MicrosSinceEpoch last_append) {
 
 }  // namespace
 
+rocksdb::ColumnFamilyOptions StateStoreFamilyOptions(std::string_view name) {
+  rocksdb::ColumnFamilyOptions cf;
+  // Every table block through the process's bounded cache
+  // (state/store_memory.h).
+  rocksdb::BlockBasedTableOptions table = CachedTableOptions();
+  if (name == "identity") {
+    // Nearly every message looks up an identity key that is not bound
+    // (a new message): whole-key Bloom filters, in the memtable and in
+    // the tables, answer most of those misses without a search.
+    table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+    table.whole_key_filtering = true;
+    cf.memtable_whole_key_filtering = true;
+    cf.memtable_prefix_bloom_size_ratio = 0.05;
+    // A batch writes "k" keys in no useful order and "t" keys in time order,
+    // interleaved: a hint per first byte lets each "t" insert start where
+    // the last one ended instead of searching the memtable from the top
+    // (docs/performance.md#stored-flights-and-pending-batches).
+    cf.memtable_insert_with_hint_prefix_extractor.reset(rocksdb::NewFixedPrefixTransform(1));
+  }
+  cf.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
+  return cf;
+}
+
 Result<std::unique_ptr<StateStore>> StateStore::Open(const std::string& path, Options options) {
   rocksdb::DBOptions db_opts;
   db_opts.create_if_missing = !options.read_only;
@@ -82,28 +105,7 @@ Result<std::unique_ptr<StateStore>> StateStore::Open(const std::string& path, Op
   // write its memtables to table files at close, only to have them deleted.
   db_opts.avoid_flush_during_shutdown = !options.wal;
   std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
-  for (const char* n : kCfNames) {
-    rocksdb::ColumnFamilyOptions cf;
-    // Every table block through the process's bounded cache
-    // (state/store_memory.h).
-    rocksdb::BlockBasedTableOptions table = CachedTableOptions();
-    if (std::string_view(n) == "identity") {
-      // Nearly every message looks up an identity key that is not bound
-      // (a new message): whole-key Bloom filters, in the memtable and in
-      // the tables, answer most of those misses without a search.
-      table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
-      table.whole_key_filtering = true;
-      cf.memtable_whole_key_filtering = true;
-      cf.memtable_prefix_bloom_size_ratio = 0.05;
-      // A batch writes "k" keys in no useful order and "t" keys in time order,
-      // interleaved: a hint per first byte lets each "t" insert start where
-      // the last one ended instead of searching the memtable from the top
-      // (docs/performance.md#stored-flights-and-pending-batches).
-      cf.memtable_insert_with_hint_prefix_extractor.reset(rocksdb::NewFixedPrefixTransform(1));
-    }
-    cf.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
-    cfs.emplace_back(n, cf);
-  }
+  for (const char* n : kCfNames) cfs.emplace_back(n, StateStoreFamilyOptions(n));
   std::unique_ptr<StateStore> store(new StateStore());
   store->options_ = options;
   rocksdb::DB* raw = nullptr;

@@ -39,12 +39,15 @@
 // writer only.
 #pragma once
 
+#include <rocksdb/options.h>
+
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -95,6 +98,12 @@ struct BatchWrite {
            outcomes.empty();
   }
 };
+
+// The options StateStore::Open gives column family `name`: its table blocks
+// through the shared block cache (state/store_memory.h), and the identity
+// family's filters and insert hints. For whatever opens the store's files
+// itself (a test compacting them), so that it writes them as the store does.
+rocksdb::ColumnFamilyOptions StateStoreFamilyOptions(std::string_view name);
 
 class StateStore final : public StateView {
  public:

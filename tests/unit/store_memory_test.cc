@@ -74,14 +74,15 @@ std::uint64_t BlocksReadBy(const StateStore& store, const std::string& key) {
 }
 
 // Compacts every column family of the closed store at `path` out of level
-// 0, as RocksDB does with a store that has been written for a while: the
+// 0, as RocksDB does with a store that has been written for a while, with
+// the store's own options (the identity family keeps its filters): the
 // blocks of files below level 0 are not pinned, so they must fit the cache.
 void CompactOutOfLevelZero(const std::string& path) {
   std::vector<std::string> names;
   ASSERT_TRUE(rocksdb::DB::ListColumnFamilies(rocksdb::DBOptions(), path, &names).ok());
   std::vector<rocksdb::ColumnFamilyDescriptor> families;
   families.reserve(names.size());
-  for (const std::string& n : names) families.emplace_back(n, rocksdb::ColumnFamilyOptions());
+  for (const std::string& n : names) families.emplace_back(n, StateStoreFamilyOptions(n));
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* db = nullptr;
   ASSERT_TRUE(rocksdb::DB::Open(rocksdb::DBOptions(), path, families, &handles, &db).ok());
