@@ -7,7 +7,9 @@
 #
 # Usage: bash bench/soak.sh [MINUTES] [RATE] [OUT]   (defaults 30 2k /var/tmp/msgx-soak)
 #        SAMPLE=30 (seconds between samples); MAILBOX=postgresql|mariadb;
-#        MSGX=<binary> (default the build's msgx).
+#        MSGX=<binary> (default the build's msgx);
+#        SQL=<statement> run once in msgx's database as soon as its schema
+#        exists (an experiment: a setting, an index dropped).
 # The jobs' windows (each overridable by its MSGX_ variable): delivered
 # events deleted after 2 min, pending batches pruned after 2 min, settled
 # outcomes archived after 2 min and the archive deleted after 4 min.
@@ -71,7 +73,8 @@ pg_sizes() {
 {
   printf 'second\tmsgx_rss_kb\tmsgx_threads\tmsgx_fds\tbench_pss_kb\tkafka_mock_pss_kb\tpostgres_pss_kb\tredis_pss_kb\tmariadb_pss_kb'
   for t in $TABLES; do printf '\t%s_bytes\t%s_rows' "$t" "$t"; done
-  printf '\tlog_dir_bytes\tstate_dir_bytes\tcaptured\tproc_state_index_bytes\tmailbox_bytes\tpg_blks_read\tpg_blks_hit\n'
+  printf '\tlog_dir_bytes\tstate_dir_bytes\tcaptured\tproc_state_index_bytes\tmailbox_bytes\tpg_blks_read\tpg_blks_hit'
+  printf '\twal_bytes\tbuffers_backend\tbuffers_checkpoint\tbuffers_clean\tidentity_idx_bytes\tidentity_idx_blks_read\n'
 } >"$OUT/samples.tsv"
 
 STEP_SECONDS=$((MINUTES * 60))
@@ -79,6 +82,13 @@ STEP_SECONDS=$((MINUTES * 60))
   --mailbox "${MAILBOX:-postgresql}" --out "$OUT/out" >"$OUT/bench.log" 2>&1 &
 BENCH_PID=$!
 START=$(date +%s)
+if [[ -n ${SQL:-} ]]; then
+  for _ in $(seq 120); do
+    psql "$MSGX_POSTGRES_URL" -XAtq -c "SELECT 1 FROM proc_state LIMIT 1" >/dev/null 2>&1 && break
+    sleep 1
+  done
+  psql "$MSGX_POSTGRES_URL" -Xq -v ON_ERROR_STOP=1 -c "$SQL"
+fi
 while kill -0 "$BENCH_PID" 2>/dev/null; do
   sleep "$SAMPLE"
   pid=$(run_pid)
@@ -86,21 +96,33 @@ while kill -0 "$BENCH_PID" 2>/dev/null; do
   [[ -z $pid || ! -d /proc/$pid ]] && continue
   threads=$(awk '/^Threads:/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)
   fds=$({ ls "/proc/$pid/fd" 2>/dev/null || true; } | wc -l)
-  captured=$(psql "$MSGX_POSTGRES_URL" -XAtq -c "SELECT COALESCE(max(last_offset), 0) FROM fold_batch" 2>/dev/null || echo 0)
-  indexes=$(psql "$MSGX_POSTGRES_URL" -XAtq -c "SELECT pg_indexes_size('proc_state')" 2>/dev/null || echo 0)
-  # PostgreSQL's block reads (from the page cache or the disk) and buffer
-  # hits in msgx's database, both counted since the server started.
-  blocks=$(psql "$MSGX_POSTGRES_URL" -XAtq -F $'\t' -c "SELECT blks_read, blks_hit FROM pg_stat_database WHERE datname = current_database()" 2>/dev/null || printf '0\t0')
+  # One query for PostgreSQL's figures: the fold's last batch, the size of
+  # proc_state's indexes, the database's block reads (from the page cache
+  # or the disk) and buffer hits, the WAL written, the buffers written by
+  # backends, the checkpointer and the background writer (all counted since
+  # the server started), and proc_state's identity index: its size and
+  # block reads.
+  pg=$(psql "$MSGX_POSTGRES_URL" -XAtq -F $'\t' -c "
+    SELECT (SELECT COALESCE(max(last_offset), 0) FROM fold_batch),
+           pg_indexes_size('proc_state'), d.blks_read, d.blks_hit,
+           pg_current_wal_lsn() - '0/0', w.buffers_backend, w.buffers_checkpoint, w.buffers_clean,
+           COALESCE(pg_relation_size(to_regclass('proc_state_identity_key_idx')), 0),
+           COALESCE((SELECT idx_blks_read FROM pg_statio_user_indexes
+                     WHERE indexrelname = 'proc_state_identity_key_idx'), 0)
+      FROM pg_stat_database d, pg_stat_bgwriter w WHERE d.datname = current_database()" 2>/dev/null ||
+    printf '0\t0\t0\t0\t0\t0\t0\t0\t0\t0')
+  IFS=$'\t' read -r captured indexes blks_read blks_hit wal backend checkpoint clean idx idx_read <<<"$pg"
   mailbox=0
   if [[ $MSGX_MAILBOX_URL == postgres* ]]; then
     mailbox=$(psql "$MSGX_MAILBOX_URL" -XAtq -c "SELECT pg_total_relation_size('cminmsgs')" 2>/dev/null || echo 0)
   fi
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
     $(($(date +%s) - START)) "$(awk '/^VmRSS:/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)" "$threads" "$fds" \
     "$(pss_of -f "bench --steps $RATE ")" "$(pss_of -f 'dev kafka')" "$(pss_of -x postgres)" \
     "$(pss_of -x redis-server)" "$(pss_of -x mariadbd)" "$(pg_sizes)" \
     "$(du_bytes "$MSGX_DEV_DIR/state/log")" "$(du_bytes "$MSGX_DEV_DIR/state")" "$captured" \
-    "$indexes" "$mailbox" "$blocks" >>"$OUT/samples.tsv"
+    "$indexes" "$mailbox" "$blks_read" "$blks_hit" "$wal" "$backend" "$checkpoint" "$clean" \
+    "$idx" "$idx_read" >>"$OUT/samples.tsv"
 done
 wait "$BENCH_PID" && rc=0 || rc=$?
 BENCH_PID=
