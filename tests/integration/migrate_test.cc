@@ -231,6 +231,44 @@ TEST_F(MigrateTest, PayloadsAreCompressedWithLz4) {
             "lz4|t\n");
 }
 
+// V11 (docs/schema.md#indexes-of-proc_state): proc_state's identity index
+// holds the outcomes not yet archived, so the ARCHIVED shadows, kept for
+// good, no longer grow it; the look-up of docs/operations.md (finding a
+// message by its identity) still finds every outcome of an identity, the
+// live ones through that index and the archived ones through
+// proc_state_hst's. And proc_state_hst keeps only the indexes something
+// reads.
+TEST_F(MigrateTest, TheIdentityIndexHoldsOnlyTheOutcomesNotYetArchived) {
+  std::string url = FreshDb();
+  Result<MigrationReport> r = Migrator(kSourceMigrations).Migrate(url);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  pg_->Psql(db_,
+            "INSERT INTO proc_state (msg_id, state, identity_key) VALUES "
+            "(1, 'ARCHIVED', 'FLOP#00000000000000aa'), (2, 'SUCCEEDED', 'FLOP#00000000000000aa'), "
+            "(3, 'DEAD', 'FLOP#00000000000000bb');"
+            "INSERT INTO proc_state_hst (msg_id, state, identity_key, archived_at) VALUES "
+            "(1, 'SUCCEEDED', 'FLOP#00000000000000aa', now())");
+  EXPECT_EQ(pg_->Psql(db_,
+                      "SELECT string_agg(indexname, ',' ORDER BY indexname) "
+                      "FROM pg_indexes WHERE tablename = 'proc_state_hst'"),
+            "proc_state_hst_archived_idx,proc_state_hst_identity_key_idx,proc_state_hst_pkey\n");
+  // The index's predicate leaves the shadows out.
+  EXPECT_EQ(pg_->Psql(db_,
+                      "SELECT pg_get_expr(indpred, indrelid) FROM pg_index "
+                      "WHERE indexrelid = 'proc_state_identity_key_idx'::regclass"),
+            "((state)::text <> 'ARCHIVED'::text)\n");
+  const std::string lookup =
+      "SELECT msg_id, state FROM proc_state "
+      "WHERE identity_key = 'FLOP#00000000000000aa' AND state <> 'ARCHIVED' "
+      "UNION ALL SELECT msg_id, state FROM proc_state_hst "
+      "WHERE identity_key = 'FLOP#00000000000000aa' ORDER BY msg_id";
+  EXPECT_EQ(pg_->Psql(db_, lookup), "1|SUCCEEDED\n2|SUCCEEDED\n");
+  const std::string plan =
+      pg_->Psql(db_, "SET enable_seqscan = off; EXPLAIN (COSTS OFF) " + lookup);
+  EXPECT_NE(plan.find("proc_state_identity_key_idx"), std::string::npos) << plan;
+  EXPECT_NE(plan.find("proc_state_hst_identity_key_idx"), std::string::npos) << plan;
+}
+
 TEST_F(MigrateTest, ConcurrentRunsApplyOnce) {
   std::string url = FreshDb();
   Result<MigrationReport> a = Status::Internal("not run");
