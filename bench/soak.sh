@@ -13,8 +13,10 @@
 # The jobs' windows (each overridable by its MSGX_ variable): delivered
 # events deleted after 2 min, pending batches pruned after 2 min, settled
 # outcomes archived after 2 min and the archive deleted after 4 min.
-# Writes OUT/samples.tsv (one line per sample) and OUT/out (the bench's
-# report, with its per-second figures). Starts its own dev services in
+# Writes OUT/samples.tsv (one line per sample), OUT/threads.tsv (each of
+# msgx's threads at each sample: its CPU ticks so far, user and system,
+# 100 a second) and OUT/out (the bench's report, with its per-second
+# figures). Starts its own dev services in
 # OUT/dev, purged at the end. Prints figures only; it asserts nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -76,6 +78,7 @@ pg_sizes() {
   printf '\tlog_dir_bytes\tstate_dir_bytes\tcaptured\tproc_state_index_bytes\tmailbox_bytes\tpg_blks_read\tpg_blks_hit'
   printf '\twal_bytes\tbuffers_backend\tbuffers_checkpoint\tbuffers_clean\tidentity_idx_bytes\tidentity_idx_blks_read\n'
 } >"$OUT/samples.tsv"
+printf 'second\ttid\tthread\tcpu_ticks\n' >"$OUT/threads.tsv"
 
 STEP_SECONDS=$((MINUTES * 60))
 "$MSGX" bench --steps "$RATE" --step-seconds "$STEP_SECONDS" --baseline-messages 0 \
@@ -123,6 +126,16 @@ while kill -0 "$BENCH_PID" 2>/dev/null; do
     "$(du_bytes "$MSGX_DEV_DIR/state/log")" "$(du_bytes "$MSGX_DEV_DIR/state")" "$captured" \
     "$indexes" "$mailbox" "$blks_read" "$blks_hit" "$wal" "$backend" "$checkpoint" "$clean" \
     "$idx" "$idx_read" >>"$OUT/samples.tsv"
+  now=$(($(date +%s) - START))
+  for task in /proc/"$pid"/task/*; do
+    # comm may hold spaces; utime and stime are fields 14 and 15 of stat,
+    # counted after the parenthesised comm.
+    stat=$(cat "$task/stat" 2>/dev/null) || continue
+    rest=${stat##*) }
+    read -r -a f <<<"$rest"
+    printf '%s\t%s\t%s\t%s\n' "$now" "${task##*/}" "$(cat "$task/comm" 2>/dev/null)" \
+      "$((f[11] + f[12]))" >>"$OUT/threads.tsv"
+  done
 done
 wait "$BENCH_PID" && rc=0 || rc=$?
 BENCH_PID=
