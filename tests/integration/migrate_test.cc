@@ -58,6 +58,14 @@ class MigrateTest : public ::testing::Test {
                      "WHERE schemaname = 'public' ORDER BY 1;");
   }
 
+  // The names of `table`'s indexes, sorted and joined by commas.
+  std::string IndexesOf(const std::string& table) {
+    return pg_->Psql(db_,
+                     "SELECT string_agg(indexname, ',' ORDER BY indexname) "
+                     "FROM pg_indexes WHERE tablename = '" +
+                         table + "'");
+  }
+
   void TearDown() override {
     for (const fs::path& d : scratch_) fs::remove_all(d);
   }
@@ -180,16 +188,11 @@ TEST_F(MigrateTest, TheWritePathCarriesOnlyTheIndexesThatAreRead) {
   std::string url = FreshDb();
   Result<MigrationReport> r = Migrator(kSourceMigrations).Migrate(url);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  auto indexes = [&](const char* table) {
-    return pg_->Psql(db_, std::string("SELECT string_agg(indexname, ',' ORDER BY indexname) "
-                                      "FROM pg_indexes WHERE tablename = '") +
-                              table + "'");
-  };
-  EXPECT_EQ(indexes("proc_state"),
+  EXPECT_EQ(IndexesOf("proc_state"),
             "proc_state_archive_due_idx,proc_state_identity_key_idx,"
             "proc_state_mark_abandoned_idx,proc_state_mark_todo_idx,proc_state_pkey,"
             "proc_state_unfinished_idx\n");
-  EXPECT_EQ(indexes("msg_event"),
+  EXPECT_EQ(IndexesOf("msg_event"),
             "msg_event_batch_idx,msg_event_dead_idx,msg_event_event_key_key,"
             "msg_event_open_batch_idx,msg_event_pending_msg_idx,msg_event_pending_ref_idx,"
             "msg_event_pending_replayed_idx,msg_event_pending_schd_idx,msg_event_pkey,"
@@ -248,9 +251,7 @@ TEST_F(MigrateTest, TheIdentityIndexHoldsOnlyTheOutcomesNotYetArchived) {
             "(3, 'DEAD', 'FLOP#00000000000000bb');"
             "INSERT INTO proc_state_hst (msg_id, state, identity_key, archived_at) VALUES "
             "(1, 'SUCCEEDED', 'FLOP#00000000000000aa', now())");
-  EXPECT_EQ(pg_->Psql(db_,
-                      "SELECT string_agg(indexname, ',' ORDER BY indexname) "
-                      "FROM pg_indexes WHERE tablename = 'proc_state_hst'"),
+  EXPECT_EQ(IndexesOf("proc_state_hst"),
             "proc_state_hst_archived_idx,proc_state_hst_identity_key_idx,proc_state_hst_pkey\n");
   // The index's predicate leaves the shadows out.
   EXPECT_EQ(pg_->Psql(db_,
