@@ -98,7 +98,11 @@ TEST(StoreMemoryTest, ALookUpReadsNothingTheOneBeforeItRead) {
   // A small cache, so that a whole file's filter (400,000 keys at 10 bits,
   // 490 KiB) would be larger than a shard of it (2 MiB in four shards is
   // 512 KiB each; 4 MiB in 64 shards was 64 KiB each).
-  const std::size_t before = SharedBlockCache()->GetCapacity();
+  // Put back for the tests after this one, also when an assertion returns.
+  struct CapacityRestorer {
+    std::size_t before = SharedBlockCache()->GetCapacity();
+    ~CapacityRestorer() { SharedBlockCache()->SetCapacity(before); }
+  } restorer;
   SharedBlockCache()->SetCapacity(std::size_t{2} << 20);
   {
     TempDir dir;
@@ -116,7 +120,6 @@ TEST(StoreMemoryTest, ALookUpReadsNothingTheOneBeforeItRead) {
     (void)BlocksReadBy(*store, "AODB|FLOP|STND|123456");
     EXPECT_EQ(BlocksReadBy(*store, "AODB|FLOP|STND|123456"), 0U);
   }
-  SharedBlockCache()->SetCapacity(before);
 }
 
 TEST(StoreMemoryTest, TheLogsIndexesLiveInTheSharedCache) {
