@@ -97,6 +97,7 @@ while kill -0 "$BENCH_PID" 2>/dev/null; do
   pid=$(run_pid)
   # Not started yet, or already stopped by the bench at the end.
   [[ -z $pid || ! -d /proc/$pid ]] && continue
+  now=$(($(date +%s) - START))
   threads=$(awk '/^Threads:/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)
   fds=$({ ls "/proc/$pid/fd" 2>/dev/null || true; } | wc -l)
   # One query for PostgreSQL's figures: the fold's last batch, the size of
@@ -120,13 +121,12 @@ while kill -0 "$BENCH_PID" 2>/dev/null; do
     mailbox=$(psql "$MSGX_MAILBOX_URL" -XAtq -c "SELECT pg_total_relation_size('cminmsgs')" 2>/dev/null || echo 0)
   fi
   printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
-    $(($(date +%s) - START)) "$(awk '/^VmRSS:/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)" "$threads" "$fds" \
+    "$now" "$(awk '/^VmRSS:/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)" "$threads" "$fds" \
     "$(pss_of -f "bench --steps $RATE ")" "$(pss_of -f 'dev kafka')" "$(pss_of -x postgres)" \
     "$(pss_of -x redis-server)" "$(pss_of -x mariadbd)" "$(pg_sizes)" \
     "$(du_bytes "$MSGX_DEV_DIR/state/log")" "$(du_bytes "$MSGX_DEV_DIR/state")" "$captured" \
     "$indexes" "$mailbox" "$blks_read" "$blks_hit" "$wal" "$backend" "$checkpoint" "$clean" \
     "$idx" "$idx_read" >>"$OUT/samples.tsv"
-  now=$(($(date +%s) - START))
   for task in /proc/"$pid"/task/*; do
     # comm may hold spaces; utime and stime are fields 14 and 15 of stat,
     # counted after the parenthesised comm.
