@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "base/log.h"
+#include "state/store_memory.h"
 
 namespace msgx::app {
 
@@ -18,6 +19,7 @@ Result<Config> LoadAndInit(const GlobalOptions& global) {
     std::cerr << "msgx: --log-level " << s.message() << "\n";
     return s;
   }
+  SharedBlockCache()->SetCapacity(static_cast<std::size_t>(config->state_block_cache_mb) << 20);
   return config;
 }
 

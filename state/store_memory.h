@@ -47,8 +47,8 @@ inline constexpr std::size_t kDefaultBlockCacheBytes = std::size_t{64} << 20;
 
 // The process's block cache, shared by every store msgx opens. Never null;
 // lives to the end of the process. Its capacity can be changed at any time
-// (SetCapacity; `msgx run` sets it from `state.block-cache-mb` before it
-// opens a store); shrinking evicts what is over it.
+// (SetCapacity; every msgx command sets it from `state.block-cache-mb`
+// before it opens a store: app/setup.h); shrinking evicts what is over it.
 std::shared_ptr<rocksdb::Cache> SharedBlockCache();
 
 // Table options whose blocks all go through SharedBlockCache(), as above.

@@ -22,7 +22,6 @@
 #include "state/digest.h"
 #include "state/log_store.h"
 #include "state/state_store.h"
-#include "state/store_memory.h"
 #include "stream/capture/capture.h"
 #include "stream/capture/command_intake.h"
 #include "stream/capture/mailbox_factory.h"
@@ -326,7 +325,6 @@ int RunService(const Config& config) {
                                                   << 20);
   if (!WaitForFreeSpace(reserve, &stop_requested, &startup)) return 0;
   startup.SetPhase("opening the stores");
-  SharedBlockCache()->SetCapacity(static_cast<std::size_t>(config.state_block_cache_mb) << 20);
   auto log = OpenRetrying("log store", &stop_requested, &startup,
                           [&] { return LogStore::Open(config.state_dir + "/log", clock); });
   if (!log.ok()) return stop_requested.stopped() ? 0 : 1;

@@ -4,7 +4,8 @@
 // Start-up, in order:
 //   1. the exclusive state.dir lock (a second `msgx run` on the same
 //      directory waits here and says who holds it);
-//   2. the log and state stores, once state.dir has state.min-free-mb free, an I/O
+//   2. the log and state stores (their block cache already sized by the
+//      caller: app/setup.h), once state.dir has state.min-free-mb free, an I/O
 //      error while opening retried as an outage (docs/operations.md#error-classes);
 //   3. one attempt at PostgreSQL leadership (stream/pg/leadership_keeper.h):
 //      an advisory lock and a new epoch; a pipeline row of another log stops
