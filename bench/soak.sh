@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # A soak: one long step of `msgx bench` at a steady rate, with every job on
 # and their windows short enough to come round many times in the run, and a
-# sample every SAMPLE seconds of what could grow: msgx's memory, threads and
-# open files, each table msgx owns in PostgreSQL, the state directory, and
+# sample every SAMPLE seconds of what could grow: msgx's memory (resident,
+# anonymous and file-backed, and its stores' parts as /metrics gives them),
+# threads and open files, each table msgx owns in PostgreSQL, the state directory, and
 # the other servers' memory (docs/performance.md, "A soak").
 #
 # Usage: bash bench/soak.sh [MINUTES] [RATE] [OUT]   (defaults 30 2k /var/tmp/msgx-soak)
@@ -56,6 +57,20 @@ pss_of() {
 }
 # msgx's own service: the `msgx run` the bench started (its log names it).
 run_pid() { sed -n 's/^msgx run started (pid \([0-9]*\)).*/\1/p' "$OUT/bench.log" | tail -1; }
+# The stores' memory as msgx's /metrics gives it (docs/operations.md#memory):
+# the block cache's usage, then the memtables and the table readers of the
+# log and of the state store; 0s when the scrape fails.
+store_memory() {
+  local port
+  port=$(sed -n 's/.*http on port \([0-9]*\).*/\1/p' "$OUT/out/msgx.log" 2>/dev/null | tail -1)
+  curl -fsS --max-time 5 "http://127.0.0.1:${port:-0}/metrics" 2>/dev/null | awk '
+    /^msgx_store_block_cache_bytes / {c = $2}
+    /^msgx_store_memtables_bytes\{store="log"\}/ {ml = $2}
+    /^msgx_store_memtables_bytes\{store="state"\}/ {ms = $2}
+    /^msgx_store_table_readers_bytes\{store="log"\}/ {tl = $2}
+    /^msgx_store_table_readers_bytes\{store="state"\}/ {ts = $2}
+    END {printf "%d\t%d\t%d\t%d\t%d\n", c, ml, ms, tl, ts}' || printf '0\t0\t0\t0\t0\n'
+}
 # Size in bytes of a directory, 0 when absent.
 # (du fails when RocksDB deletes a file while it counts: the count stands.)
 du_bytes() {
@@ -76,7 +91,9 @@ pg_sizes() {
   printf 'second\tmsgx_rss_kb\tmsgx_threads\tmsgx_fds\tbench_pss_kb\tkafka_mock_pss_kb\tpostgres_pss_kb\tredis_pss_kb\tmariadb_pss_kb'
   for t in $TABLES; do printf '\t%s_bytes\t%s_rows' "$t" "$t"; done
   printf '\tlog_dir_bytes\tstate_dir_bytes\tcaptured\tproc_state_index_bytes\tmailbox_bytes\tpg_blks_read\tpg_blks_hit'
-  printf '\twal_bytes\tbuffers_backend\tbuffers_checkpoint\tbuffers_clean\tidentity_idx_bytes\tidentity_idx_blks_read\n'
+  printf '\twal_bytes\tbuffers_backend\tbuffers_checkpoint\tbuffers_clean\tidentity_idx_bytes\tidentity_idx_blks_read'
+  printf '\tmsgx_rss_anon_kb\tmsgx_rss_file_kb\tblock_cache_bytes\tlog_memtables_bytes\tstate_memtables_bytes'
+  printf '\tlog_table_readers_bytes\tstate_table_readers_bytes\n'
 } >"$OUT/samples.tsv"
 printf 'second\ttid\tthread\tcpu_ticks\n' >"$OUT/threads.tsv"
 
@@ -120,13 +137,14 @@ while kill -0 "$BENCH_PID" 2>/dev/null; do
   if [[ $MSGX_MAILBOX_URL == postgres* ]]; then
     mailbox=$(psql "$MSGX_MAILBOX_URL" -XAtq -c "SELECT pg_total_relation_size('cminmsgs')" 2>/dev/null || echo 0)
   fi
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
     "$now" "$(awk '/^VmRSS:/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)" "$threads" "$fds" \
     "$(pss_of -f "bench --steps $RATE ")" "$(pss_of -f 'dev kafka')" "$(pss_of -x postgres)" \
     "$(pss_of -x redis-server)" "$(pss_of -x mariadbd)" "$(pg_sizes)" \
     "$(du_bytes "$MSGX_DEV_DIR/state/log")" "$(du_bytes "$MSGX_DEV_DIR/state")" "$captured" \
     "$indexes" "$mailbox" "$blks_read" "$blks_hit" "$wal" "$backend" "$checkpoint" "$clean" \
-    "$idx" "$idx_read" >>"$OUT/samples.tsv"
+    "$idx" "$idx_read" "$(awk '/^RssAnon:/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)" \
+    "$(awk '/^RssFile:/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)" "$(store_memory)" >>"$OUT/samples.tsv"
   for task in /proc/"$pid"/task/*; do
     # comm may hold spaces; utime and stime are fields 14 and 15 of stat,
     # counted after the parenthesised comm.
