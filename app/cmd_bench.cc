@@ -83,8 +83,10 @@ void RegisterBench(CLI::App& root, const GlobalOptions& global, int* exit_code) 
   bench->add_option("--steps", flags->steps,
                     "Offered rates, e.g. smoke,1k,5k (default smoke,1k,5k,10k,20k,50k and on "
                     "while delivery keeps up)");
-  bench->add_option("--step-seconds", flags->step_seconds, "Seconds each step writes")
-      ->check(CLI::Range(0.5, 3600.0));
+  bench
+      ->add_option("--step-seconds", flags->step_seconds,
+                   "Seconds each step writes (up to a day: a soak)")
+      ->check(CLI::Range(0.5, 86400.0));
   bench->add_option("--flights", flags->flights, "Flights in the generated schedule")
       ->capture_default_str()
       ->check(CLI::Range(1, 100000));
