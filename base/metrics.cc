@@ -11,6 +11,7 @@
 
 #include <sstream>
 
+#include "base/heap_metrics.h"
 #include "base/process_metrics.h"
 
 namespace msgx {
@@ -57,6 +58,7 @@ Metrics& Metrics::Global() {
   static Metrics* m = [] {
     auto* g = new Metrics();  // never destroyed: used until exit
     g->AddCollectable(MakeProcessCollectable());
+    g->AddCollectable(MakeHeapCollectable());
     return g;
   }();
   return *m;

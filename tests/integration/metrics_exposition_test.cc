@@ -302,6 +302,10 @@ TEST_F(MetricsExpositionTest, ALiveRunExposesEveryFamilyWithItsLabels) {
   EXPECT_GE(Value(e, "process_start_time_seconds"), started - 2);
   EXPECT_LE(Value(e, "process_start_time_seconds"), static_cast<double>(std::time(nullptr)) + 2);
   EXPECT_GT(Value(e, "msgx_state_dir_free_bytes"), 0);
+  // The allocator's share of the resident size (base/heap_metrics.h).
+  EXPECT_GT(Value(e, "msgx_malloc_in_use_bytes"), 1 << 20);
+  EXPECT_GT(Value(e, "msgx_malloc_arena_bytes"), 0);
+  EXPECT_GE(Value(e, "msgx_malloc_free_bytes"), 0);
 
   // The stores' memory (docs/operations.md#memory): the one block cache at
   // state.block-cache-mb, and each store's memtables holding what it wrote.

@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <stdexcept>
 
+#include "base/heap_metrics.h"
 #include "base/process_metrics.h"
 #include "tests/support/exposition.h"
 
@@ -92,6 +94,30 @@ TEST(MetricsTest, TheGlobalRegistryCarriesTheProcessFamilies) {
   EXPECT_GT(e->Find("process_resident_memory_bytes")->samples[0].value, 0);
   EXPECT_GT(e->Find("process_open_fds")->samples[0].value, 2);  // stdin, stdout, stderr at least
   EXPECT_GT(e->Find("process_start_time_seconds")->samples[0].value, 1.5e9);
+}
+
+TEST(HeapMetricsTest, InUseFollowsAnAllocationAndItsFree) {
+  constexpr std::size_t kBytes = std::size_t{48} << 20;
+  constexpr std::size_t kSlack = std::size_t{4} << 20;  // what other threads may do meanwhile
+  const HeapFigures before = ReadHeapFigures();
+  void* volatile block = std::malloc(kBytes);
+  EXPECT_NE(block, nullptr);
+  const HeapFigures during = ReadHeapFigures();
+  std::free(block);
+  const HeapFigures after = ReadHeapFigures();
+  EXPECT_GE(during.in_use + kSlack, before.in_use + kBytes);
+  EXPECT_LE(after.in_use + kBytes, during.in_use + kSlack);
+
+  // The global registry reports the same figures.
+  auto e = ParseExposition(Metrics::Global().Render());
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  for (const char* name :
+       {"msgx_malloc_in_use_bytes", "msgx_malloc_free_bytes", "msgx_malloc_arena_bytes"}) {
+    ASSERT_NE(e->Find(name), nullptr) << name;
+    EXPECT_EQ(e->Find(name)->type, "gauge") << name;
+  }
+  EXPECT_GT(e->Find("msgx_malloc_in_use_bytes")->samples[0].value, 0);
+  EXPECT_GT(e->Find("msgx_malloc_arena_bytes")->samples[0].value, 0);
 }
 
 TEST(ProcessMetricsTest, ParsesProcStatWithAnAwkwardCommandName) {
