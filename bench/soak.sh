@@ -93,7 +93,7 @@ pg_sizes() {
   printf '\tlog_dir_bytes\tstate_dir_bytes\tcaptured\tproc_state_index_bytes\tmailbox_bytes\tpg_blks_read\tpg_blks_hit'
   printf '\twal_bytes\tbuffers_backend\tbuffers_checkpoint\tbuffers_clean\tidentity_idx_bytes\tidentity_idx_blks_read'
   printf '\tmsgx_rss_anon_kb\tmsgx_rss_file_kb\tblock_cache_bytes\tlog_memtables_bytes\tstate_memtables_bytes'
-  printf '\tlog_table_readers_bytes\tstate_table_readers_bytes\n'
+  printf '\tlog_table_readers_bytes\tstate_table_readers_bytes\tproc_state_dead_rows\tproc_state_autovacuums\n'
 } >"$OUT/samples.tsv"
 printf 'second\ttid\tthread\tcpu_ticks\n' >"$OUT/threads.tsv"
 
@@ -121,30 +121,34 @@ while kill -0 "$BENCH_PID" 2>/dev/null; do
   # proc_state's indexes, the database's block reads (from the page cache
   # or the disk) and buffer hits, the WAL written, the buffers written by
   # backends, the checkpointer and the background writer (all counted since
-  # the server started), and proc_state's identity index: its size and
-  # block reads.
+  # the server started), proc_state's identity index: its size and block
+  # reads, and proc_state's dead rows and autovacuum runs.
   pg=$(psql "$MSGX_POSTGRES_URL" -XAtq -F $'\t' -c "
     SELECT (SELECT COALESCE(max(last_offset), 0) FROM fold_batch),
            pg_indexes_size('proc_state'), d.blks_read, d.blks_hit,
            pg_current_wal_lsn() - '0/0', w.buffers_backend, w.buffers_checkpoint, w.buffers_clean,
            COALESCE(pg_relation_size(to_regclass('proc_state_identity_key_idx')), 0),
            COALESCE((SELECT idx_blks_read FROM pg_statio_user_indexes
-                     WHERE indexrelname = 'proc_state_identity_key_idx'), 0)
-      FROM pg_stat_database d, pg_stat_bgwriter w WHERE d.datname = current_database()" 2>/dev/null ||
-    printf '0\t0\t0\t0\t0\t0\t0\t0\t0\t0')
-  IFS=$'\t' read -r captured indexes blks_read blks_hit wal backend checkpoint clean idx idx_read <<<"$pg"
+                     WHERE indexrelname = 'proc_state_identity_key_idx'), 0),
+           COALESCE(t.n_dead_tup, 0), COALESCE(t.autovacuum_count, 0)
+      FROM pg_stat_database d CROSS JOIN pg_stat_bgwriter w
+      LEFT JOIN pg_stat_user_tables t ON t.relname = 'proc_state'
+     WHERE d.datname = current_database()" 2>/dev/null ||
+    printf '0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0')
+  IFS=$'\t' read -r captured indexes blks_read blks_hit wal backend checkpoint clean idx idx_read dead vacuums <<<"$pg"
   mailbox=0
   if [[ $MSGX_MAILBOX_URL == postgres* ]]; then
     mailbox=$(psql "$MSGX_MAILBOX_URL" -XAtq -c "SELECT pg_total_relation_size('cminmsgs')" 2>/dev/null || echo 0)
   fi
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
     "$now" "$(awk '/^VmRSS:/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)" "$threads" "$fds" \
     "$(pss_of -f "bench --steps $RATE ")" "$(pss_of -f 'dev kafka')" "$(pss_of -x postgres)" \
     "$(pss_of -x redis-server)" "$(pss_of -x mariadbd)" "$(pg_sizes)" \
     "$(du_bytes "$MSGX_DEV_DIR/state/log")" "$(du_bytes "$MSGX_DEV_DIR/state")" "$captured" \
     "$indexes" "$mailbox" "$blks_read" "$blks_hit" "$wal" "$backend" "$checkpoint" "$clean" \
     "$idx" "$idx_read" "$(awk '/^RssAnon:/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)" \
-    "$(awk '/^RssFile:/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)" "$(store_memory)" >>"$OUT/samples.tsv"
+    "$(awk '/^RssFile:/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)" "$(store_memory)" \
+    "$dead" "$vacuums" >>"$OUT/samples.tsv"
   for task in /proc/"$pid"/task/*; do
     # comm may hold spaces; utime and stime are fields 14 and 15 of stat,
     # counted after the parenthesised comm.
