@@ -24,12 +24,11 @@ class HeapCollectable final : public prometheus::Collectable {
  public:
   std::vector<prometheus::MetricFamily> Collect() const override {
     const HeapFigures h = ReadHeapFigures();
-    return {Gauge("msgx_malloc_in_use_bytes", "Bytes malloc has handed out and not had back.",
-                  h.in_use),
-            Gauge("msgx_malloc_free_bytes", "Free bytes malloc's arenas keep from the kernel.",
-                  h.free),
-            Gauge("msgx_malloc_arena_bytes", "Bytes malloc's arenas took from the kernel.",
-                  h.arenas)};
+    return {
+        Gauge("msgx_malloc_in_use_bytes", "Bytes malloc has handed out and not had back.",
+              h.in_use),
+        Gauge("msgx_malloc_free_bytes", "Free bytes malloc's arenas keep from the kernel.", h.free),
+        Gauge("msgx_malloc_arena_bytes", "Bytes malloc's arenas took from the kernel.", h.arenas)};
   }
 };
 

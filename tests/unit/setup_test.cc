@@ -1,12 +1,11 @@
 #include "app/setup.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <string>
-
-#include <unistd.h>
 
 #include "state/store_memory.h"
 
