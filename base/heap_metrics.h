@@ -1,5 +1,5 @@
-// What glibc's allocator holds, as gauges read at each scrape (Linux, glibc
-// 2.33 or later: mallinfo2), beside the process_* metrics
+// What glibc's allocator holds (Linux, glibc 2.33 or later: mallinfo2),
+// published with the process_* metrics at each scrape
 // (base/process_metrics.h):
 //   msgx_malloc_in_use_bytes  memory malloc has handed out and not yet had
 //                             back: in its arenas and in blocks it mapped on
@@ -18,15 +18,10 @@
 // scrape holds up an allocation in the thread it meets for as long as one
 // arena's walk.
 //
-// Thread-safety: the collectable may be collected from any thread.
+// Thread-safety: any thread.
 #pragma once
 
 #include <cstddef>
-#include <memory>
-
-namespace prometheus {
-class Collectable;
-}
 
 namespace msgx {
 
@@ -38,8 +33,5 @@ struct HeapFigures {
 
 // The allocator's figures now (mallinfo2).
 HeapFigures ReadHeapFigures();
-
-// The collector of the families above, for Metrics::AddCollectable.
-std::shared_ptr<prometheus::Collectable> MakeHeapCollectable();
 
 }  // namespace msgx

@@ -11,7 +11,6 @@
 
 #include <sstream>
 
-#include "base/heap_metrics.h"
 #include "base/process_metrics.h"
 
 namespace msgx {
@@ -58,7 +57,6 @@ Metrics& Metrics::Global() {
   static Metrics* m = [] {
     auto* g = new Metrics();  // never destroyed: used until exit
     g->AddCollectable(MakeProcessCollectable());
-    g->AddCollectable(MakeHeapCollectable());
     return g;
   }();
   return *m;

@@ -17,7 +17,7 @@
 // asked for as two types, throws std::invalid_argument: a bug, not input.
 //
 // Global() also carries the standard process_* families
-// (base/process_metrics.h), read from /proc at each Render(), and the
+// (base/process_metrics.h), read from /proc at each Render(), with the
 // allocator's msgx_malloc_* families (base/heap_metrics.h).
 //
 // Thread-safety: all methods are safe from any thread. Scrape hooks run on

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "base/heap_metrics.h"
+
 namespace msgx {
 namespace {
 
@@ -84,6 +86,13 @@ class ProcessCollectable final : public prometheus::Collectable {
       out.push_back(
           One("process_open_fds", "Number of open file descriptors.", MetricType::Gauge, fds - 1));
     }
+    const HeapFigures heap = ReadHeapFigures();
+    out.push_back(One("msgx_malloc_in_use_bytes", "Bytes malloc has handed out and not had back.",
+                      MetricType::Gauge, static_cast<double>(heap.in_use)));
+    out.push_back(One("msgx_malloc_free_bytes", "Free bytes malloc's arenas keep from the kernel.",
+                      MetricType::Gauge, static_cast<double>(heap.free)));
+    out.push_back(One("msgx_malloc_arena_bytes", "Bytes malloc's arenas took from the kernel.",
+                      MetricType::Gauge, static_cast<double>(heap.arenas)));
     rlimit lim{};
     if (::getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY) {
       out.push_back(One("process_max_fds", "Maximum number of open file descriptors.",

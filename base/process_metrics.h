@@ -8,6 +8,8 @@
 //   process_open_fds               entries of /proc/self/fd
 //   process_max_fds                RLIMIT_NOFILE's soft limit
 //   process_threads                threads of the process   (/proc/self/stat)
+// and glibc's allocator's msgx_malloc_in_use_bytes, msgx_malloc_free_bytes and
+// msgx_malloc_arena_bytes (base/heap_metrics.h).
 // A figure that cannot be read is left out of that scrape, not reported 0.
 //
 // Thread-safety: the collectable may be collected from any thread.
