@@ -3,8 +3,8 @@
 # and their windows short enough to come round many times in the run, and a
 # sample every SAMPLE seconds of what could grow: msgx's memory (resident,
 # anonymous and file-backed, and its stores' parts as /metrics gives them),
-# threads and open files, each table msgx owns in PostgreSQL, the state directory, and
-# the other servers' memory (docs/performance.md, "A soak").
+# threads and open files, each table msgx owns in PostgreSQL, the state
+# directory, and the other servers' memory (docs/performance.md, "A soak").
 #
 # Usage: bash bench/soak.sh [MINUTES] [RATE] [OUT]   (defaults 30 2k /var/tmp/msgx-soak)
 #        SAMPLE=30 (seconds between samples); MAILBOX=postgresql|mariadb;
@@ -115,7 +115,10 @@ while kill -0 "$BENCH_PID" 2>/dev/null; do
   # Not started yet, or already stopped by the bench at the end.
   [[ -z $pid || ! -d /proc/$pid ]] && continue
   now=$(($(date +%s) - START))
-  threads=$(awk '/^Threads:/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)
+  # Resident (kB: all, anonymous, file-backed) and threads, in one read.
+  read -r rss anon file threads < <(awk '/^VmRSS:/ {r = $2} /^RssAnon:/ {a = $2}
+    /^RssFile:/ {f = $2} /^Threads:/ {t = $2} END {print r + 0, a + 0, f + 0, t + 0}' \
+    "/proc/$pid/status" 2>/dev/null || echo 0 0 0 0)
   fds=$({ ls "/proc/$pid/fd" 2>/dev/null || true; } | wc -l)
   # One query for PostgreSQL's figures: the fold's last batch, the size of
   # proc_state's indexes, the database's block reads (from the page cache
@@ -141,14 +144,12 @@ while kill -0 "$BENCH_PID" 2>/dev/null; do
     mailbox=$(psql "$MSGX_MAILBOX_URL" -XAtq -c "SELECT pg_total_relation_size('cminmsgs')" 2>/dev/null || echo 0)
   fi
   printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
-    "$now" "$(awk '/^VmRSS:/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)" "$threads" "$fds" \
+    "$now" "$rss" "$threads" "$fds" \
     "$(pss_of -f "bench --steps $RATE ")" "$(pss_of -f 'dev kafka')" "$(pss_of -x postgres)" \
     "$(pss_of -x redis-server)" "$(pss_of -x mariadbd)" "$(pg_sizes)" \
     "$(du_bytes "$MSGX_DEV_DIR/state/log")" "$(du_bytes "$MSGX_DEV_DIR/state")" "$captured" \
     "$indexes" "$mailbox" "$blks_read" "$blks_hit" "$wal" "$backend" "$checkpoint" "$clean" \
-    "$idx" "$idx_read" "$(awk '/^RssAnon:/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)" \
-    "$(awk '/^RssFile:/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)" "$(store_memory)" \
-    "$dead" "$vacuums" >>"$OUT/samples.tsv"
+    "$idx" "$idx_read" "$anon" "$file" "$(store_memory)" "$dead" "$vacuums" >>"$OUT/samples.tsv"
   for task in /proc/"$pid"/task/*; do
     # comm may hold spaces; utime and stime are fields 14 and 15 of stat,
     # counted after the parenthesised comm.
