@@ -8,6 +8,7 @@
 #include <string>
 
 #include "state/store_memory.h"
+#include "tests/support/block_cache_capacity.h"
 
 namespace msgx::app {
 namespace {
@@ -16,10 +17,7 @@ namespace {
 // their stores under the same block cache bound as `msgx run`
 // (docs/operations.md#memory).
 TEST(SetupTest, SizesTheBlockCacheFromTheConfiguration) {
-  struct CapacityRestorer {
-    std::size_t before = SharedBlockCache()->GetCapacity();
-    ~CapacityRestorer() { SharedBlockCache()->SetCapacity(before); }
-  } restorer;
+  msgx::testing::BlockCacheCapacityRestorer restorer;
   const std::filesystem::path path = std::filesystem::temp_directory_path() /
                                      ("msgx-setup-test-" + std::to_string(::getpid()) + ".yaml");
   std::ofstream(path) << "msgx:\n  state:\n    block-cache-mb: 9\n";

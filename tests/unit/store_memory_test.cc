@@ -14,6 +14,7 @@
 
 #include "state/log_store.h"
 #include "state/state_store.h"
+#include "tests/support/block_cache_capacity.h"
 #include "tests/unit/fold_fakes.h"
 
 namespace msgx {
@@ -99,10 +100,7 @@ TEST(StoreMemoryTest, ALookUpReadsNothingTheOneBeforeItRead) {
   // 490 KiB) would be larger than a shard of it (2 MiB in four shards is
   // 512 KiB each; 4 MiB in 64 shards was 64 KiB each).
   // Put back for the tests after this one, also when an assertion returns.
-  struct CapacityRestorer {
-    std::size_t before = SharedBlockCache()->GetCapacity();
-    ~CapacityRestorer() { SharedBlockCache()->SetCapacity(before); }
-  } restorer;
+  BlockCacheCapacityRestorer restorer;
   SharedBlockCache()->SetCapacity(std::size_t{2} << 20);
   {
     TempDir dir;
