@@ -10,7 +10,11 @@
 #        SAMPLE=30 (seconds between samples); MAILBOX=postgresql|mariadb;
 #        MSGX=<binary> (default the build's msgx);
 #        SQL=<statement> run once in msgx's database as soon as its schema
-#        exists (an experiment: a setting, an index dropped).
+#        exists (an experiment: a setting, an index dropped);
+#        PRELOAD=<file of SQL> run by psql in msgx's database after its
+#        migrations and before the bench starts, then VACUUM (FREEZE,
+#        ANALYZE) of it: a database as months of running leave it (the
+#        shadows of millions of archived outcomes), timed into OUT/preload.log.
 # The jobs' windows (each overridable by its MSGX_ variable): delivered
 # events deleted after 2 min, pending batches pruned after 2 min, settled
 # outcomes archived after 2 min and the archive deleted after 4 min.
@@ -18,7 +22,8 @@
 # msgx's threads at each sample: its CPU ticks so far, user and system,
 # 100 a second) and OUT/out (the bench's report, with its per-second
 # figures). Starts its own dev services in
-# OUT/dev, purged at the end. Prints figures only; it asserts nothing.
+# OUT/dev, purged at the end (PostgreSQL's log kept as OUT/pg.log). Prints
+# figures only; it asserts nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MINUTES=${1:-30}
@@ -37,6 +42,7 @@ mkdir -p "$OUT"
 BENCH_PID=
 cleanup() {
   if [[ -n $BENCH_PID ]]; then kill -TERM "$BENCH_PID" 2>/dev/null || true; wait "$BENCH_PID" 2>/dev/null || true; fi
+  cp "$MSGX_DEV_DIR/pg.log" "$OUT/pg.log" 2>/dev/null || true
   "$MSGX" dev down --purge >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
@@ -96,6 +102,20 @@ pg_sizes() {
   printf '\tlog_table_readers_bytes\tstate_table_readers_bytes\tproc_state_dead_rows\tproc_state_autovacuums\n'
 } >"$OUT/samples.tsv"
 printf 'second\ttid\tthread\tcpu_ticks\n' >"$OUT/threads.tsv"
+
+if [[ -n ${PRELOAD:-} ]]; then
+  {
+    "$MSGX" migrate
+    t0=$(date +%s)
+    psql "$MSGX_POSTGRES_URL" -Xq -v ON_ERROR_STOP=1 -f "$PRELOAD"
+    t1=$(date +%s)
+    psql "$MSGX_POSTGRES_URL" -Xq -v ON_ERROR_STOP=1 -c "VACUUM (FREEZE, ANALYZE)"
+    psql "$MSGX_POSTGRES_URL" -Xq -v ON_ERROR_STOP=1 -c "CHECKPOINT"
+    echo "preload $((t1 - t0)) s, vacuum and checkpoint $(($(date +%s) - t1)) s"
+    psql "$MSGX_POSTGRES_URL" -XAtq -c "SELECT 'proc_state ' || count(*) || ' rows, ' ||
+      pg_size_pretty(pg_total_relation_size('proc_state')) FROM proc_state"
+  } >"$OUT/preload.log" 2>&1
+fi
 
 STEP_SECONDS=$((MINUTES * 60))
 "$MSGX" bench --steps "$RATE" --step-seconds "$STEP_SECONDS" --baseline-messages 0 \
