@@ -270,6 +270,26 @@ TEST_F(MigrateTest, TheIdentityIndexHoldsOnlyTheOutcomesNotYetArchived) {
   EXPECT_NE(plan.find("proc_state_hst_identity_key_idx"), std::string::npos) << plan;
 }
 
+// V12 (docs/schema.md#vacuum-of-proc_state): proc_state, which keeps a
+// shadow of every message for good, is vacuumed after a fixed number of
+// dead row versions instead of a fifth of its rows, so its vacuums do not
+// grow further apart as the shadows accumulate.
+TEST_F(MigrateTest, TheOutcomesAreVacuumedAfterAFixedNumberOfDeadRows) {
+  std::string url = FreshDb();
+  Result<MigrationReport> r = Migrator(kSourceMigrations).Migrate(url);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(pg_->Psql(db_,
+                      "SELECT array_to_string(reloptions, ',') FROM pg_class "
+                      "WHERE oid = 'proc_state'::regclass"),
+            "autovacuum_vacuum_scale_factor=0,autovacuum_vacuum_threshold=200000\n");
+  // The other tables keep PostgreSQL's defaults.
+  EXPECT_EQ(
+      pg_->Psql(db_,
+                "SELECT count(*) FROM pg_class WHERE reloptions IS NOT NULL "
+                "AND relnamespace = 'public'::regnamespace AND oid <> 'proc_state'::regclass"),
+      "0\n");
+}
+
 TEST_F(MigrateTest, ConcurrentRunsApplyOnce) {
   std::string url = FreshDb();
   Result<MigrationReport> a = Status::Internal("not run");
