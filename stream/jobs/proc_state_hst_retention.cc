@@ -11,14 +11,23 @@ namespace {
 constexpr const char* kDue =
     "SELECT msg_id FROM proc_state_hst WHERE archived_at < $1::timestamptz "
     "ORDER BY archived_at, msg_id LIMIT $2";
+// The same after a row's key ($3, $4), which the index reads as its start.
+constexpr const char* kDueAfter =
+    "SELECT msg_id FROM proc_state_hst WHERE archived_at < $1::timestamptz "
+    "AND (archived_at, msg_id) > ($3::timestamptz, $4::bigint) "
+    "ORDER BY archived_at, msg_id LIMIT $2";
 
 // By primary key alone, like the archive's update (proc_state_archive.cc):
-// the planner gets no chance to drive the delete from the other side.
-const std::string& DeleteSql() {
-  static const std::string s =
-      std::string("DELETE FROM proc_state_hst WHERE msg_id = ANY (ARRAY(") + kDue +
-      " FOR UPDATE SKIP LOCKED))";
-  return s;
+// the planner gets no chance to drive the delete from the other side. One
+// row back: the count deleted, and the key of the last of them (NULLs when
+// none), its time in microseconds since the epoch.
+std::string DeleteSql(const char* due) {
+  return std::string("WITH d AS (DELETE FROM proc_state_hst WHERE msg_id = ANY (ARRAY(") + due +
+         " FOR UPDATE SKIP LOCKED)) RETURNING archived_at, msg_id) "
+         "SELECT (SELECT count(*) FROM d), "
+         "(extract(epoch FROM l.archived_at) * 1000000)::bigint, l.msg_id "
+         "FROM (SELECT 1) AS one LEFT JOIN (SELECT archived_at, msg_id FROM d "
+         "ORDER BY archived_at DESC, msg_id DESC LIMIT 1) AS l ON true";
 }
 
 }  // namespace
@@ -32,14 +41,24 @@ std::string ProcStateHstRetention::Cutoff() const {
 }
 
 Result<int> ProcStateHstRetention::Step(std::int64_t epoch) {
+  static const std::string kFromStart = DeleteSql(kDue);
+  static const std::string kFromAfter = DeleteSql(kDueAfter);
   int deleted = 0;
+  std::optional<Position> last;
   const std::string cutoff = Cutoff();
+  const std::optional<Position> after = after_;
+  after_.reset();  // kept only when this batch is full
   Status s =
       RunFenced(pg_, options_.pipeline, epoch, options_.log_uuid, [&](pqxx::dbtransaction& tx) {
-        const pqxx::result r = tx.exec_params(DeleteSql(), cutoff, options_.batch);
-        deleted = static_cast<int>(r.affected_rows());
+        const pqxx::row r = after ? tx.exec_params1(kFromAfter, cutoff, options_.batch,
+                                                    PgTimestamp(after->archived_at), after->msg_id)
+                                  : tx.exec_params1(kFromStart, cutoff, options_.batch);
+        deleted = r[0].as<int>();
+        last.reset();
+        if (!r[1].is_null()) last = Position{r[1].as<MicrosSinceEpoch>(), r[2].as<std::int64_t>()};
       });
   if (!s.ok()) return s;
+  if (deleted >= options_.batch) after_ = last;
   return deleted;
 }
 
