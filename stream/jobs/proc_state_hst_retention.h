@@ -11,12 +11,13 @@
 // index entries stay until a vacuum, and reading from the start each time
 // would step over all of them, batch after batch. A short or failed batch
 // ends the run, and the next run reads from the start again, so a row
-// skipped while another transaction held it is found then. The ARCHIVED
-// shadows in proc_state stay: they keep every
-// decided message's identity_key and log_offset, which the applier needs
-// (a replay still replaces its shadow; archived again, it inserts its
-// history row anew). A kill -9 anywhere leaves a batch deleted whole or not
-// at all; a second run finds nothing due.
+// skipped while another transaction held it is found then.
+//
+// The ARCHIVED shadows in proc_state stay: they keep every decided message's
+// identity_key and log_offset, which the applier needs (a replay still
+// replaces its shadow; archived again, it inserts its history row anew). A
+// kill -9 anywhere leaves a batch deleted whole or not at all; a second run
+// finds nothing due.
 //
 // Errors: kInfra (PostgreSQL unreachable, read-only, a stale epoch) with
 // nothing deleted; anything else is a bug.
