@@ -35,6 +35,11 @@ class MigrateTest : public ::testing::Test {
     return pg_->Url(name);
   }
 
+  // A fresh database with every migration of the source tree applied.
+  Result<MigrationReport> MigrateFreshDb() {
+    return Migrator(kSourceMigrations).Migrate(FreshDb());
+  }
+
   // A scratch copy of the migrations directory.
   fs::path CopyMigrations() {
     fs::path dir =
@@ -79,8 +84,7 @@ class MigrateTest : public ::testing::Test {
 testing::PgServer* MigrateTest::pg_ = nullptr;
 
 TEST_F(MigrateTest, FreshApplyCreatesEveryTable) {
-  std::string url = FreshDb();
-  Result<MigrationReport> r = Migrator(kSourceMigrations).Migrate(url);
+  Result<MigrationReport> r = MigrateFreshDb();
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->already_applied, 0);
   ASSERT_FALSE(r->applied.empty());
@@ -185,8 +189,7 @@ TEST_F(MigrateTest, FailingFileLeavesNoTraceAndNamesTheFile) {
 // reads still find their rows through the partial indexes that replaced the
 // whole-table ones.
 TEST_F(MigrateTest, TheWritePathCarriesOnlyTheIndexesThatAreRead) {
-  std::string url = FreshDb();
-  Result<MigrationReport> r = Migrator(kSourceMigrations).Migrate(url);
+  Result<MigrationReport> r = MigrateFreshDb();
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(IndexesOf("proc_state"),
             "proc_state_archive_due_idx,proc_state_identity_key_idx,"
@@ -215,8 +218,7 @@ TEST_F(MigrateTest, TheWritePathCarriesOnlyTheIndexesThatAreRead) {
 // past the row's compression threshold is stored LZ4-compressed and reads
 // back whole.
 TEST_F(MigrateTest, PayloadsAreCompressedWithLz4) {
-  std::string url = FreshDb();
-  Result<MigrationReport> r = Migrator(kSourceMigrations).Migrate(url);
+  Result<MigrationReport> r = MigrateFreshDb();
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(pg_->Psql(db_,
                       "SELECT string_agg(attrelid::regclass || ':' || attcompression::text, ',' "
@@ -242,8 +244,7 @@ TEST_F(MigrateTest, PayloadsAreCompressedWithLz4) {
 // proc_state_hst's. And proc_state_hst keeps only the indexes something
 // reads.
 TEST_F(MigrateTest, TheIdentityIndexHoldsOnlyTheOutcomesNotYetArchived) {
-  std::string url = FreshDb();
-  Result<MigrationReport> r = Migrator(kSourceMigrations).Migrate(url);
+  Result<MigrationReport> r = MigrateFreshDb();
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   pg_->Psql(db_,
             "INSERT INTO proc_state (msg_id, state, identity_key) VALUES "
@@ -275,8 +276,7 @@ TEST_F(MigrateTest, TheIdentityIndexHoldsOnlyTheOutcomesNotYetArchived) {
 // dead row versions instead of a fifth of its rows, so its vacuums do not
 // grow further apart as the shadows accumulate.
 TEST_F(MigrateTest, TheOutcomesAreVacuumedAfterAFixedNumberOfDeadRows) {
-  std::string url = FreshDb();
-  Result<MigrationReport> r = Migrator(kSourceMigrations).Migrate(url);
+  Result<MigrationReport> r = MigrateFreshDb();
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(pg_->Psql(db_,
                       "SELECT array_to_string(reloptions, ',') FROM pg_class "
