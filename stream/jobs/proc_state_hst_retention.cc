@@ -46,19 +46,19 @@ Result<int> ProcStateHstRetention::Step(std::int64_t epoch) {
   int deleted = 0;
   std::optional<Position> last;
   const std::string cutoff = Cutoff();
-  const std::optional<Position> after = after_;
-  after_.reset();  // kept only when this batch is full
   Status s =
       RunFenced(pg_, options_.pipeline, epoch, options_.log_uuid, [&](pqxx::dbtransaction& tx) {
-        const pqxx::row r = after ? tx.exec_params1(kFromAfter, cutoff, options_.batch,
-                                                    PgTimestamp(after->archived_at), after->msg_id)
-                                  : tx.exec_params1(kFromStart, cutoff, options_.batch);
+        const pqxx::row r = after_
+                                ? tx.exec_params1(kFromAfter, cutoff, options_.batch,
+                                                  PgTimestamp(after_->archived_at), after_->msg_id)
+                                : tx.exec_params1(kFromStart, cutoff, options_.batch);
         deleted = r[0].as<int>();
         last.reset();
         if (!r[1].is_null()) last = Position{r[1].as<MicrosSinceEpoch>(), r[2].as<std::int64_t>()};
       });
+  // The run goes on after this batch only when it was full.
+  after_ = s.ok() && deleted >= options_.batch ? last : std::nullopt;
   if (!s.ok()) return s;
-  if (deleted >= options_.batch) after_ = last;
   return deleted;
 }
 
