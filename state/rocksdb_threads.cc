@@ -7,6 +7,7 @@
 namespace msgx {
 namespace {
 
+std::atomic<std::int64_t> g_scheduled{0};
 std::atomic<std::int64_t> g_with_stack{0};
 
 // A job handed to Schedule, as RocksDB gave it.
@@ -46,6 +47,7 @@ class SignalStackEnv final : public rocksdb::EnvWrapper {
   // calls DropJob, which frees the wrapper and calls RocksDB's own.
   void Schedule(void (*function)(void* arg), void* arg, Priority pri, void* tag,
                 void (*unschedule)(void* arg)) override {
+    g_scheduled.fetch_add(1, std::memory_order_relaxed);
     target()->Schedule(&RunJob, new Job{function, arg, unschedule}, pri, tag, &DropJob);
   }
 };
@@ -57,6 +59,8 @@ rocksdb::Env* EnvWithSignalStacks() {
   static SignalStackEnv* const env = new SignalStackEnv();
   return env;
 }
+
+std::int64_t RocksDbJobsScheduled() { return g_scheduled.load(std::memory_order_relaxed); }
 
 std::int64_t RocksDbJobsWithSignalStack() { return g_with_stack.load(std::memory_order_relaxed); }
 

@@ -30,6 +30,13 @@ namespace msgx {
 // lives to the end of the process.
 rocksdb::Env* EnvWithSignalStacks();
 
+// How many background jobs have been handed to that Env, in this process:
+// RocksDB schedules a job from the call that makes it due (a write that
+// fills the write-ahead log's bound, a Flush), before that call returns.
+// A job may still be taken back unrun: closing a store unschedules the
+// jobs no thread has picked up yet.
+std::int64_t RocksDbJobsScheduled();
+
 // How many background jobs of that Env have run, in this process, on a
 // thread with a signal stack in place (for tests and diagnostics).
 std::int64_t RocksDbJobsWithSignalStack();
