@@ -40,34 +40,50 @@ std::string ProcStateHstRetention::Cutoff() const {
   return PgTimestamp(clock_->NowMicros() - options_.retention.count() * 1000);
 }
 
+std::optional<ProcStateHstRetention::Position> ProcStateHstRetention::From() {
+  const MicrosSinceEpoch now = clock_->NowMicros();
+  const MicrosSinceEpoch every = options_.rescan_every.count() * 1000;
+  // A clock set back is a rescan too: the time since would be negative.
+  if (!rescanned_at_ || now < *rescanned_at_ || now - *rescanned_at_ >= every) {
+    after_.reset();
+    rescanned_at_ = now;
+  }
+  return after_;
+}
+
 Result<int> ProcStateHstRetention::Step(std::int64_t epoch) {
   static const std::string kFromStart = DeleteSql(kDue);
   static const std::string kFromAfter = DeleteSql(kDueAfter);
   int deleted = 0;
   std::optional<Position> last;
+  const std::optional<Position> from = From();
   const std::string cutoff = Cutoff();
   Status s =
       RunFenced(pg_, options_.pipeline, epoch, options_.log_uuid, [&](pqxx::dbtransaction& tx) {
-        const pqxx::row r = after_
-                                ? tx.exec_params1(kFromAfter, cutoff, options_.batch,
-                                                  PgTimestamp(after_->archived_at), after_->msg_id)
-                                : tx.exec_params1(kFromStart, cutoff, options_.batch);
+        const pqxx::row r = from ? tx.exec_params1(kFromAfter, cutoff, options_.batch,
+                                                   PgTimestamp(from->archived_at), from->msg_id)
+                                 : tx.exec_params1(kFromStart, cutoff, options_.batch);
         deleted = r[0].as<int>();
         last.reset();
         if (!r[1].is_null()) last = Position{r[1].as<MicrosSinceEpoch>(), r[2].as<std::int64_t>()};
       });
-  // The run goes on after this batch only when it was full.
-  after_ = s.ok() && deleted >= options_.batch ? last : std::nullopt;
-  if (!s.ok()) return s;
+  if (!s.ok()) return s;  // the position stands
+  if (last) after_ = last;
   return deleted;
 }
 
 Result<std::int64_t> ProcStateHstRetention::Backlog(std::int64_t cap) {
+  static const std::string kCountFromStart = std::string("SELECT count(*) FROM (") + kDue + ") d";
+  static const std::string kCountFromAfter =
+      std::string("SELECT count(*) FROM (") + kDueAfter + ") d";
   std::int64_t n = 0;
+  const std::optional<Position> from = From();
   const std::string cutoff = Cutoff();
   Status s = pg_->Run([&](pqxx::dbtransaction& tx) {
-    n = tx.exec_params1(std::string("SELECT count(*) FROM (") + kDue + ") due", cutoff, cap)[0]
-            .as<std::int64_t>();
+    const pqxx::row r = from ? tx.exec_params1(kCountFromAfter, cutoff, cap,
+                                               PgTimestamp(from->archived_at), from->msg_id)
+                             : tx.exec_params1(kCountFromStart, cutoff, cap);
+    n = r[0].as<std::int64_t>();
   });
   if (!s.ok()) return s;
   return n;

@@ -6,12 +6,14 @@
 // rows of proc_state_hst whose archived_at is older than the injected
 // clock's now minus `retention`, oldest first by (archived_at, msg_id), the
 // order of the index proc_state_hst_archived_idx (migration V5), FOR UPDATE
-// SKIP LOCKED. Within a run (batches until one is short) each batch reads
-// the index after the last row the batch before deleted: the deleted rows'
-// index entries stay until a vacuum, and reading from the start each time
-// would step over all of them, batch after batch. A short or failed batch
-// ends the run, and the next run reads from the start again, so a row
-// skipped while another transaction held it is found then.
+// SKIP LOCKED. Each batch reads the index after the last row this job
+// deleted, in this run or one before: the deleted rows' index entries stay
+// until a vacuum (months apart on a table that keeps 400 days), and
+// reading from the start would step over all of them, batch after batch and
+// run after run. Once `rescan_every` (by the injected clock) the next batch
+// reads from the start again, so a row skipped while another transaction
+// held it, or put back behind that position (a restored database), goes
+// then; and so does the first batch of a process.
 //
 // The ARCHIVED shadows in proc_state stay: they keep every decided message's
 // identity_key and log_offset, which the applier needs (a replay still
@@ -41,6 +43,8 @@ struct ProcStateHstRetentionOptions {
   std::string log_uuid;
   Millis retention{400LL * 86'400'000};  // proc-state.hst-retention; > 0
   int batch = 1000;
+  // How often a batch reads from the oldest row again (above); > 0.
+  Millis rescan_every{3'600'000};
 };
 
 class ProcStateHstRetention {
@@ -52,7 +56,8 @@ class ProcStateHstRetention {
   // Deletes one batch as `epoch`'s leader; returns the number deleted (less
   // than options.batch: nothing more is due now, and the run ends).
   Result<int> Step(std::int64_t epoch);
-  // Rows due now, counted up to `cap`. Not fenced (read-only).
+  // Rows due now, counted up to `cap`, from where the next batch reads (not
+  // a row behind it until the next rescan). Not fenced (read-only).
   Result<std::int64_t> Backlog(std::int64_t cap);
 
  private:
@@ -64,12 +69,17 @@ class ProcStateHstRetention {
 
   // now - retention, as a timestamptz literal.
   std::string Cutoff() const;
+  // Where the next batch reads from: after `after_`, or from the oldest row
+  // (null) when the rescan is due, which it then restarts.
+  std::optional<Position> From();
 
   PgSession* pg_;
   const Clock* clock_;
   ProcStateHstRetentionOptions options_;
-  // The last row deleted by this run's batches; empty between runs.
+  // The last row this job deleted since it last read from the oldest.
   std::optional<Position> after_;
+  // When a batch last read from the oldest row; nullopt: never.
+  std::optional<MicrosSinceEpoch> rescanned_at_;
 };
 
 }  // namespace msgx

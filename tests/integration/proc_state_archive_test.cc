@@ -326,10 +326,12 @@ TEST_F(ArchiveTest, TheRetentionDeletesOnlyOldHistoryInBatchesAndKeepsTheShadows
   EXPECT_NE(plan.find("proc_state_hst_archived_idx"), std::string::npos) << plan;
 }
 
-// A run's batches read the index on after the last row deleted, not from
-// the start past the dead entries of the rows deleted before; the next run
-// reads from the start again, so a row skipped while locked goes then.
-TEST_F(ArchiveTest, TheRetentionReadsOnWithinARunAndFromTheStartInTheNext) {
+// Each batch reads the index on after the last row the job deleted, in its
+// run or a run before, not from the start past the dead entries of the rows
+// deleted before; once an hour a batch reads from the oldest again, so a
+// row skipped while locked goes then. The backlog counts from where the
+// next batch reads.
+TEST_F(ArchiveTest, TheRetentionReadsOnAfterItsLastDeleteAndFromTheOldestHourly) {
   ArchivedAgo({30, 29, 28, 27, 26, 25});
   ProcStateHstRetention retention = Retention(2);
   auto step = [&] {
@@ -347,7 +349,15 @@ TEST_F(ArchiveTest, TheRetentionReadsOnWithinARunAndFromTheStartInTheNext) {
   EXPECT_EQ(step(), 2);  // 4 and 5, after 3: not 1, though it is free now
   EXPECT_EQ(Sql("SELECT msg_id FROM proc_state_hst ORDER BY msg_id"), "1\n6\n");
   EXPECT_EQ(step(), 1);  // 6, short: the run ends
-  EXPECT_EQ(step(), 1);  // the next run starts from the oldest
+  // The next run, a minute later, reads on after 6.
+  clock_.Advance(std::chrono::minutes(1));
+  EXPECT_EQ(*retention.Backlog(100), 0);
+  EXPECT_EQ(step(), 0);
+  EXPECT_EQ(Sql("SELECT msg_id FROM proc_state_hst"), "1\n");
+  // An hour after the first batch, from the oldest.
+  clock_.Advance(std::chrono::minutes(59));
+  EXPECT_EQ(*retention.Backlog(100), 1);
+  EXPECT_EQ(step(), 1);
   EXPECT_EQ(Sql("SELECT count(*) FROM proc_state_hst"), "0\n");
 }
 
