@@ -46,12 +46,14 @@ echo "loaded in $(($(date +%s) - start)) s; the index on (archived_at, msg_id):"
 # cutoff of a 400-day retention; "after" starts after the newest deleted row.
 due="FROM proc_state_hst WHERE archived_at < now() - interval '400 days'"
 last="(SELECT archived_at, msg_id FROM proc_state_hst WHERE msg_id = $ROWS - 999)"
-from_oldest="SELECT msg_id $due ORDER BY archived_at, msg_id LIMIT 1000"
-backlog_count="SELECT count(*) FROM (SELECT msg_id $due ORDER BY archived_at, msg_id LIMIT 100000) d"
-after_last="SELECT msg_id $due AND (archived_at, msg_id) >= $last ORDER BY archived_at, msg_id LIMIT 1000"
+declare -A query=(
+  [from_oldest]="SELECT msg_id $due ORDER BY archived_at, msg_id LIMIT 1000"
+  [backlog_count]="SELECT count(*) FROM (SELECT msg_id $due ORDER BY archived_at, msg_id LIMIT 100000) d"
+  [after_last]="SELECT msg_id $due AND (archived_at, msg_id) >= $last ORDER BY archived_at, msg_id LIMIT 1000"
+)
 for q in from_oldest from_oldest from_oldest from_oldest backlog_count backlog_count \
   after_last after_last after_last; do
-  plan=$(sql -c "EXPLAIN (ANALYZE, BUFFERS) ${!q}")
+  plan=$(sql -c "EXPLAIN (ANALYZE, BUFFERS) ${query[$q]}")
   printf '%-14s %s; %s\n' "$q" \
     "$(grep -m1 -o 'Buffers: .*' <<<"$plan")" "$(grep -o 'Execution Time: .*' <<<"$plan")"
 done
