@@ -7,12 +7,10 @@
 namespace msgx {
 namespace {
 
-// The rows due read the index in its order; $1 is the cutoff, $2 the batch.
+// The rows due read the index in its order, after a row's key ($3, $4),
+// which the index reads as its start ('-infinity' for the oldest row); $1
+// is the cutoff, $2 the batch.
 constexpr const char* kDue =
-    "SELECT msg_id FROM proc_state_hst WHERE archived_at < $1::timestamptz "
-    "ORDER BY archived_at, msg_id LIMIT $2";
-// The same after a row's key ($3, $4), which the index reads as its start.
-constexpr const char* kDueAfter =
     "SELECT msg_id FROM proc_state_hst WHERE archived_at < $1::timestamptz "
     "AND (archived_at, msg_id) > ($3::timestamptz, $4::bigint) "
     "ORDER BY archived_at, msg_id LIMIT $2";
@@ -21,13 +19,15 @@ constexpr const char* kDueAfter =
 // the planner gets no chance to drive the delete from the other side. One
 // row back: the count deleted, and the key of the last of them (NULLs when
 // none), its time in microseconds since the epoch.
-std::string DeleteSql(const char* due) {
-  return std::string("WITH d AS (DELETE FROM proc_state_hst WHERE msg_id = ANY (ARRAY(") + due +
-         " FOR UPDATE SKIP LOCKED)) RETURNING archived_at, msg_id) "
-         "SELECT (SELECT count(*) FROM d), "
-         "(extract(epoch FROM l.archived_at) * 1000000)::bigint, l.msg_id "
-         "FROM (SELECT 1) AS one LEFT JOIN (SELECT archived_at, msg_id FROM d "
-         "ORDER BY archived_at DESC, msg_id DESC LIMIT 1) AS l ON true";
+const std::string& DeleteSql() {
+  static const std::string s =
+      std::string("WITH d AS (DELETE FROM proc_state_hst WHERE msg_id = ANY (ARRAY(") + kDue +
+      " FOR UPDATE SKIP LOCKED)) RETURNING archived_at, msg_id) "
+      "SELECT (SELECT count(*) FROM d), "
+      "(extract(epoch FROM l.archived_at) * 1000000)::bigint, l.msg_id "
+      "FROM (SELECT 1) AS one LEFT JOIN (SELECT archived_at, msg_id FROM d "
+      "ORDER BY archived_at DESC, msg_id DESC LIMIT 1) AS l ON true";
+  return s;
 }
 
 }  // namespace
@@ -40,7 +40,7 @@ std::string ProcStateHstRetention::Cutoff() const {
   return PgTimestamp(clock_->NowMicros() - options_.retention.count() * 1000);
 }
 
-std::optional<ProcStateHstRetention::Position> ProcStateHstRetention::From() {
+std::pair<std::string, std::int64_t> ProcStateHstRetention::From() {
   const MicrosSinceEpoch now = clock_->NowMicros();
   const MicrosSinceEpoch every = options_.rescan_every.count() * 1000;
   // A clock set back is a rescan too: the time since would be negative.
@@ -48,21 +48,19 @@ std::optional<ProcStateHstRetention::Position> ProcStateHstRetention::From() {
     after_.reset();
     rescanned_at_ = now;
   }
-  return after_;
+  if (!after_) return {"-infinity", 0};
+  return {PgTimestamp(after_->archived_at), after_->msg_id};
 }
 
 Result<int> ProcStateHstRetention::Step(std::int64_t epoch) {
-  static const std::string kFromStart = DeleteSql(kDue);
-  static const std::string kFromAfter = DeleteSql(kDueAfter);
   int deleted = 0;
   std::optional<Position> last;
-  const std::optional<Position> from = From();
+  const std::pair<std::string, std::int64_t> after = From();
   const std::string cutoff = Cutoff();
   Status s =
       RunFenced(pg_, options_.pipeline, epoch, options_.log_uuid, [&](pqxx::dbtransaction& tx) {
-        const pqxx::row r = from ? tx.exec_params1(kFromAfter, cutoff, options_.batch,
-                                                   PgTimestamp(from->archived_at), from->msg_id)
-                                 : tx.exec_params1(kFromStart, cutoff, options_.batch);
+        const pqxx::row r =
+            tx.exec_params1(DeleteSql(), cutoff, options_.batch, after.first, after.second);
         deleted = r[0].as<int>();
         last.reset();
         if (!r[1].is_null()) last = Position{r[1].as<MicrosSinceEpoch>(), r[2].as<std::int64_t>()};
@@ -73,17 +71,12 @@ Result<int> ProcStateHstRetention::Step(std::int64_t epoch) {
 }
 
 Result<std::int64_t> ProcStateHstRetention::Backlog(std::int64_t cap) {
-  static const std::string kCountFromStart = std::string("SELECT count(*) FROM (") + kDue + ") d";
-  static const std::string kCountFromAfter =
-      std::string("SELECT count(*) FROM (") + kDueAfter + ") d";
+  static const std::string kCount = std::string("SELECT count(*) FROM (") + kDue + ") d";
   std::int64_t n = 0;
-  const std::optional<Position> from = From();
+  const std::pair<std::string, std::int64_t> after = From();
   const std::string cutoff = Cutoff();
   Status s = pg_->Run([&](pqxx::dbtransaction& tx) {
-    const pqxx::row r = from ? tx.exec_params1(kCountFromAfter, cutoff, cap,
-                                               PgTimestamp(from->archived_at), from->msg_id)
-                             : tx.exec_params1(kCountFromStart, cutoff, cap);
-    n = r[0].as<std::int64_t>();
+    n = tx.exec_params1(kCount, cutoff, cap, after.first, after.second)[0].as<std::int64_t>();
   });
   if (!s.ok()) return s;
   return n;

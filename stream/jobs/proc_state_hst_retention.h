@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "base/clock.h"
 #include "base/config.h"
@@ -69,9 +70,10 @@ class ProcStateHstRetention {
 
   // now - retention, as a timestamptz literal.
   std::string Cutoff() const;
-  // Where the next batch reads from: after `after_`, or from the oldest row
-  // (null) when the rescan is due, which it then restarts.
-  std::optional<Position> From();
+  // Where the next batch reads from, as the key it reads after (archived_at
+  // as a timestamptz literal, msg_id): `after_`, or ("-infinity", 0) for the
+  // oldest row when the rescan is due, which it then restarts.
+  std::pair<std::string, std::int64_t> From();
 
   PgSession* pg_;
   const Clock* clock_;
