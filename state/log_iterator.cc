@@ -12,7 +12,7 @@ const fb::LogRecord* LogEntry::record() const {
 }
 
 LogIterator::LogIterator(rocksdb::DB* db, std::uint64_t from, std::uint64_t to)
-    : lower_(log_layout::RecordKey(from)) {
+    : db_(db), lower_(log_layout::RecordKey(from)), to_(to) {
   // An upper bound past the last possible offset is the next prefix.
   upper_ = to == std::numeric_limits<std::uint64_t>::max()
                ? std::string(1, static_cast<char>(log_layout::kRecordPrefix + 1))
@@ -22,6 +22,22 @@ LogIterator::LogIterator(rocksdb::DB* db, std::uint64_t from, std::uint64_t to)
   ro.iterate_upper_bound = &upper_slice_;
   it_.reset(db->NewIterator(ro));
   if (from >= to) return;
+  it_->Seek(lower_);
+  Load();
+}
+
+void LogIterator::Renew(std::uint64_t from) {
+  valid_ = false;
+  record_ = nullptr;
+  status_ = Status::Ok();
+  if (!it_->Refresh().ok()) {
+    // Refresh is not supported by this iterator: a new one.
+    rocksdb::ReadOptions ro;
+    ro.iterate_upper_bound = &upper_slice_;
+    it_.reset(db_->NewIterator(ro));
+  }
+  if (from >= to_) return;
+  lower_ = log_layout::RecordKey(from);
   it_->Seek(lower_);
   Load();
 }
@@ -60,10 +76,14 @@ void LogIterator::Load() {
 Status ReadLog(rocksdb::DB* db, std::uint64_t from, std::size_t max, std::vector<LogEntry>* out) {
   if (max == 0) return Status::Ok();
   LogIterator it(db, from);
-  for (std::size_t n = 0; it.Valid() && n < max; it.Next(), ++n) {
-    out->push_back(LogEntry{it.offset(), std::string(it.bytes())});
+  return ReadEntries(&it, max, out);
+}
+
+Status ReadEntries(LogIterator* it, std::size_t max, std::vector<LogEntry>* out) {
+  for (std::size_t n = 0; it->Valid() && n < max; it->Next(), ++n) {
+    out->push_back(LogEntry{it->offset(), std::string(it->bytes())});
   }
-  return it.status();
+  return it->status();
 }
 
 }  // namespace msgx

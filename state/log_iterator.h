@@ -39,6 +39,12 @@ class LogIterator {
   LogIterator(const LogIterator&) = delete;
   LogIterator& operator=(const LogIterator&) = delete;
 
+  // Renews the view to the log as of now and moves to `from`, keeping the
+  // upper bound. Cheaper than a new iterator: RocksDB rebuilds the
+  // iterator only when its set of memtables and table files has changed
+  // since the last view (Iterator::Refresh).
+  void Renew(std::uint64_t from);
+
   bool Valid() const { return valid_; }
   // REQUIRES: Valid().
   void Next();
@@ -55,10 +61,12 @@ class LogIterator {
  private:
   void Load();
 
+  rocksdb::DB* db_;
   std::string lower_;
   std::string upper_;
   rocksdb::Slice upper_slice_;
   std::unique_ptr<rocksdb::Iterator> it_;
+  std::uint64_t to_;
   bool valid_ = false;
   std::uint64_t offset_ = 0;
   const fb::LogRecord* record_ = nullptr;
@@ -68,5 +76,8 @@ class LogIterator {
 
 // Appends up to `max` entries with offset >= from to *out.
 Status ReadLog(rocksdb::DB* db, std::uint64_t from, std::size_t max, std::vector<LogEntry>* out);
+
+// Appends up to `max` entries from `it`'s position to *out; `it`'s status().
+Status ReadEntries(LogIterator* it, std::size_t max, std::vector<LogEntry>* out);
 
 }  // namespace msgx

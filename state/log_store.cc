@@ -331,4 +331,8 @@ Status LogStore::Read(std::uint64_t from, std::size_t max, std::vector<LogEntry>
   return ReadLog(db_.get(), from, max, out);
 }
 
+std::unique_ptr<LogCursor> LogStore::NewCursor() const {
+  return std::make_unique<LogCursor>(db_.get());
+}
+
 }  // namespace msgx

@@ -35,6 +35,7 @@
 #include "base/result.h"
 #include "state/capture_progress.h"
 #include "state/disk_reserve.h"
+#include "state/log_cursor.h"
 #include "state/log_iterator.h"
 #include "state/log_layout.h"
 #include "state/log_record.h"
@@ -115,6 +116,9 @@ class LogStore {
       std::uint64_t from, std::uint64_t to = std::numeric_limits<std::uint64_t>::max()) const;
   // Appends up to `max` entries with offset >= from to *out.
   Status Read(std::uint64_t from, std::size_t max, std::vector<LogEntry>* out) const;
+  // A cursor for a thread that reads the log step after step (the fold's).
+  // REQUIRES: the store outlives it.
+  std::unique_ptr<LogCursor> NewCursor() const;
 
  private:
   const DiskReserve* reserve_ = nullptr;

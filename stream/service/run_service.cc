@@ -20,6 +20,7 @@
 #include "codecs/sis_decoder.h"
 #include "codecs/time_zone.h"
 #include "state/digest.h"
+#include "state/log_cursor.h"
 #include "state/log_store.h"
 #include "state/state_store.h"
 #include "stream/capture/capture.h"
@@ -350,9 +351,12 @@ int RunService(const Config& config) {
     startup.SetPhase("recording the settings: " + recorded.status().message());
     if (!stop_requested.WaitFor(kStartRetry)) return 0;
   }
+  // One cursor for the fold's reads: this thread's until the fold's thread
+  // starts, then that thread's alone (docs/fold.md#reading-the-log).
+  std::shared_ptr<LogCursor> cursor = log_store->NewCursor();
   LogFoldSource source(
-      [log_store](std::uint64_t from, std::size_t max, std::vector<LogEntry>* out) {
-        return log_store->Read(from, max, out);
+      [cursor](std::uint64_t from, std::size_t max, std::vector<LogEntry>* out) {
+        return cursor->Read(from, max, out);
       },
       [log_store] { return log_store->CommandIndex(); });
   if (Status s = source.BuildQuarantineIndex(); !s.ok()) {

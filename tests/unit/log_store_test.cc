@@ -118,6 +118,40 @@ TEST_F(LogStoreTest, IteratesRangesInOffsetOrderAcrossByteBoundaries) {
   EXPECT_EQ(expect, 260u);
 }
 
+// The fold's cursor (state/log_cursor.h) keeps its iterator across reads:
+// each read must still see what was appended before it, and may go back.
+TEST_F(LogStoreTest, ACursorSeesWhatWasAppendedSinceItsLastRead) {
+  auto store = OpenStore();
+  auto cursor = store->NewCursor();
+  std::vector<LogEntry> entries;
+  ASSERT_TRUE(cursor->Read(0, 10, &entries).ok());
+  EXPECT_TRUE(entries.empty());
+
+  std::vector<LogRecordData> a{Msg(1), Msg(2), Msg(3)};
+  ASSERT_TRUE(store->Append(a, Wm(3)).ok());
+  ASSERT_TRUE(cursor->Read(0, 2, &entries).ok());
+  ASSERT_EQ(entries.size(), 2u);
+  EXPECT_EQ(entries[1].offset, 1u);
+
+  std::vector<LogRecordData> b{Msg(4), Msg(5)};
+  ASSERT_TRUE(store->Append(b, Wm(5)).ok());
+  entries.clear();
+  ASSERT_TRUE(cursor->Read(2, 10, &entries).ok());
+  ASSERT_EQ(entries.size(), 3u);
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    EXPECT_EQ(entries[i].offset, i + 2);
+    EXPECT_EQ(entries[i].record()->mailbox_id(), static_cast<std::int64_t>(i + 3));
+  }
+
+  entries.clear();
+  ASSERT_TRUE(cursor->Read(1, 1, &entries).ok());
+  ASSERT_EQ(entries.size(), 1u);
+  EXPECT_EQ(entries[0].record()->mailbox_id(), 2);
+  entries.clear();
+  ASSERT_TRUE(cursor->Read(5, 10, &entries).ok());
+  EXPECT_TRUE(entries.empty());
+}
+
 TEST_F(LogStoreTest, KeepsRawBytesAndFieldsExactly) {
   auto store = OpenStore();
   // An embedded NUL must survive too: build the string with its length.
