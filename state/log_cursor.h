@@ -31,8 +31,13 @@ class LogCursor {
   // Appends up to `max` entries with offset >= from to *out, as ReadLog
   // (state/log_iterator.h) does.
   Status Read(std::uint64_t from, std::size_t max, std::vector<LogEntry>* out);
+  // The same without copies: ScanEntries (state/log_iterator.h) from `from`.
+  Status Scan(std::uint64_t from, std::size_t max, const LogVisitor& each);
 
  private:
+  // The kept iterator, renewed and moved to `from`.
+  LogIterator* At(std::uint64_t from);
+
   rocksdb::DB* db_;
   std::unique_ptr<LogIterator> it_;
 };

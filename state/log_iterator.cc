@@ -86,4 +86,11 @@ Status ReadEntries(LogIterator* it, std::size_t max, std::vector<LogEntry>* out)
   return it->status();
 }
 
+Status ScanEntries(LogIterator* it, std::size_t max, const LogVisitor& each) {
+  for (std::size_t n = 0; it->Valid() && n < max; it->Next(), ++n) {
+    if (Status s = each(it->offset(), *it->record()); !s.ok()) return s;
+  }
+  return it->status();
+}
+
 }  // namespace msgx

@@ -12,6 +12,7 @@
 #include <rocksdb/db.h>
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <string>
@@ -79,5 +80,11 @@ Status ReadLog(rocksdb::DB* db, std::uint64_t from, std::size_t max, std::vector
 
 // Appends up to `max` entries from `it`'s position to *out; `it`'s status().
 Status ReadEntries(LogIterator* it, std::size_t max, std::vector<LogEntry>* out);
+
+// Calls `each` with the offset and the verified record of up to `max`
+// records from `it`'s position, without copying them; the record is valid
+// only during the call. The first error of `each`, else `it`'s status().
+using LogVisitor = std::function<Status(std::uint64_t offset, const fb::LogRecord& record)>;
+Status ScanEntries(LogIterator* it, std::size_t max, const LogVisitor& each);
 
 }  // namespace msgx

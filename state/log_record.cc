@@ -166,7 +166,12 @@ Result<LogRecordData> ToLogRecordData(std::string_view bytes, MicrosSinceEpoch* 
   std::string aligned;
   auto r = DecodeLogRecord(bytes, &aligned);
   if (!r.ok()) return r.status();
-  const fb::LogRecord* rec = *r;
+  return ToLogRecordData(**r, append_micros);
+}
+
+Result<LogRecordData> ToLogRecordData(const fb::LogRecord& record,
+                                      MicrosSinceEpoch* append_micros) {
+  const fb::LogRecord* rec = &record;
   LogRecordData d;
   d.kind = rec->kind();
   d.mailbox_id = rec->mailbox_id();

@@ -96,6 +96,9 @@ Result<const fb::LogRecord*> DecodeLogRecord(std::string_view bytes, std::string
 // receives the append time when non-null.
 Result<LogRecordData> ToLogRecordData(std::string_view bytes,
                                       MicrosSinceEpoch* append_micros = nullptr);
+// The same from a record DecodeLogRecord verified.
+Result<LogRecordData> ToLogRecordData(const fb::LogRecord& rec,
+                                      MicrosSinceEpoch* append_micros = nullptr);
 
 // The settings of the record `bytes` read at `offset` (a log's
 // last_settings_offset()); kInternal when it is not a SETTINGS record.

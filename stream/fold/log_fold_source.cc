@@ -4,9 +4,9 @@
 
 namespace msgx {
 
-Result<FoldInput> ToFoldInput(std::uint64_t offset, std::string_view bytes) {
+Result<FoldInput> ToFoldInput(std::uint64_t offset, const fb::LogRecord& record) {
   MicrosSinceEpoch append = 0;
-  auto data = ToLogRecordData(bytes, &append);
+  auto data = ToLogRecordData(record, &append);
   if (!data.ok()) return data.status();
   FoldInput in;
   in.offset = static_cast<std::int64_t>(offset);
@@ -38,16 +38,28 @@ Result<FoldInput> ToFoldInput(std::uint64_t offset, std::string_view bytes) {
   return in;
 }
 
+LogFoldSource::LogFoldSource(LogReadFn read, CommandIndexFn index)
+    : scan_([read = std::move(read)](std::uint64_t from, std::size_t max,
+                                     const LogVisitor& each) -> Status {
+        std::vector<LogEntry> entries;
+        if (Status s = read(from, max, &entries); !s.ok()) return s;
+        for (const LogEntry& e : entries) {
+          auto record = DecodeLogRecord(e.bytes, nullptr);  // a std::string's: aligned
+          if (!record.ok()) return record.status();
+          if (Status s = each(e.offset, **record); !s.ok()) return s;
+        }
+        return {};
+      }),
+      index_(std::move(index)) {}
+
 Status LogFoldSource::ReadBatch(std::uint64_t from, std::size_t max,
                                 std::vector<FoldInput>* out) const {
-  std::vector<LogEntry> entries;
-  if (Status s = read_(from, max, &entries); !s.ok()) return s;
-  for (const LogEntry& e : entries) {
-    auto in = ToFoldInput(e.offset, e.bytes);
+  return scan_(from, max, [out](std::uint64_t offset, const fb::LogRecord& record) -> Status {
+    auto in = ToFoldInput(offset, record);
     if (!in.ok()) return in.status();
     out->push_back(std::move(*in));
-  }
-  return {};
+    return {};
+  });
 }
 
 void LogFoldSource::Take(const FoldInput& in) {

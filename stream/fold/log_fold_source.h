@@ -22,13 +22,17 @@
 
 namespace msgx {
 
-// Converts one stored log record to the fold's input. kInternal when the
-// record does not verify (a corrupt log).
-Result<FoldInput> ToFoldInput(std::uint64_t offset, std::string_view bytes);
+// Converts one verified log record (DecodeLogRecord, LogIterator::record())
+// to the fold's input. kInternal for a command body this msgx does not know.
+Result<FoldInput> ToFoldInput(std::uint64_t offset, const fb::LogRecord& record);
 
 // Reads up to `max` entries from `from` (LogStore::Read / LogReader::Read).
 using LogReadFn =
     std::function<Status(std::uint64_t from, std::size_t max, std::vector<LogEntry>*)>;
+// Visits up to `max` records from `from` without copying them
+// (LogCursor::Scan): the service's fold.
+using LogScanFn =
+    std::function<Status(std::uint64_t from, std::size_t max, const LogVisitor& each)>;
 
 // The log's command index (LogStore::CommandIndex, LogReader::CommandIndex).
 using CommandIndexFn = std::function<Result<log_layout::CommandIndex>()>;
@@ -36,8 +40,10 @@ using CommandIndexFn = std::function<Result<log_layout::CommandIndex>()>;
 class LogFoldSource final : public LogSource {
  public:
   // Without `index`, BuildQuarantineIndex reads the whole log.
-  explicit LogFoldSource(LogReadFn read, CommandIndexFn index = nullptr)
-      : read_(std::move(read)), index_(std::move(index)) {}
+  explicit LogFoldSource(LogScanFn scan, CommandIndexFn index = nullptr)
+      : scan_(std::move(scan)), index_(std::move(index)) {}
+  // Reads through copies of the records (the tools and tests).
+  explicit LogFoldSource(LogReadFn read, CommandIndexFn index = nullptr);
 
   // Reads up to `max` records from `from` as FoldInputs.
   Status ReadBatch(std::uint64_t from, std::size_t max, std::vector<FoldInput>* out) const;
@@ -53,7 +59,7 @@ class LogFoldSource final : public LogSource {
   // Adds `in` to the maps below when it is a command they keep.
   void Take(const FoldInput& in);
 
-  LogReadFn read_;
+  LogScanFn scan_;
   CommandIndexFn index_;
   std::map<std::pair<std::int64_t, int>, std::string> quarantine_;  // {offset, sub}
   std::map<std::int64_t, std::string> exhausted_;

@@ -355,9 +355,9 @@ int RunService(const Config& config) {
   // starts, then that thread's alone (docs/fold.md#reading-the-log).
   std::shared_ptr<LogCursor> cursor = log_store->NewCursor();
   LogFoldSource source(
-      [cursor](std::uint64_t from, std::size_t max, std::vector<LogEntry>* out) {
-        return cursor->Read(from, max, out);
-      },
+      LogScanFn([cursor](std::uint64_t from, std::size_t max, const LogVisitor& each) {
+        return cursor->Scan(from, max, each);
+      }),
       [log_store] { return log_store->CommandIndex(); });
   if (Status s = source.BuildQuarantineIndex(); !s.ok()) {
     lg->error("quarantine index: {}", s.ToString());

@@ -150,6 +150,21 @@ TEST_F(LogStoreTest, ACursorSeesWhatWasAppendedSinceItsLastRead) {
   entries.clear();
   ASSERT_TRUE(cursor->Read(5, 10, &entries).ok());
   EXPECT_TRUE(entries.empty());
+
+  // Scan visits the same records without copies, and stops at an error.
+  std::vector<std::int64_t> ids;
+  auto visit = [&](std::uint64_t offset, const fb::LogRecord& r) {
+    if (offset == 4) return Status::Internal("stop");
+    ids.push_back(r.mailbox_id());
+    return Status::Ok();
+  };
+  EXPECT_EQ(cursor->Scan(1, 10, visit).message(), "stop");
+  EXPECT_EQ(ids, (std::vector<std::int64_t>{2, 3, 4}));
+  std::vector<LogRecordData> c{Msg(6)};
+  ASSERT_TRUE(store->Append(c, Wm(6)).ok());
+  ids.clear();
+  ASSERT_TRUE(cursor->Scan(5, 10, visit).ok());
+  EXPECT_EQ(ids, (std::vector<std::int64_t>{6}));
 }
 
 TEST_F(LogStoreTest, KeepsRawBytesAndFieldsExactly) {
