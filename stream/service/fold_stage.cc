@@ -49,7 +49,8 @@ StepOutcome FoldStage::Step() {
     }
     if (!cuts.empty()) fold.set_cut_offsets(std::move(cuts));
   }
-  std::vector<FoldInput> batch;
+  std::vector<FoldInput>& batch = batch_;
+  batch.clear();
   Status s = d_.source->ReadBatch(static_cast<std::uint64_t>(fold.applied_offset() + 1),
                                   d_.batch_max, &batch);
   if (s.ok() && HasQuarantine(batch)) s = d_.source->BuildQuarantineIndex();

@@ -84,6 +84,11 @@ class FoldStage final : public Stage {
   Gauge* g_log_next_;
   Gauge* g_free_;
   Histogram* h_batch_;
+  // The step's records. Kept across steps so that its capacity is: a new
+  // vector grew by doubling in every step, each growth a large allocation
+  // (docs/fold.md#reading-the-log). Holds the last step's records until
+  // the next step.
+  std::vector<FoldInput> batch_;
 };
 
 }  // namespace msgx
