@@ -11,31 +11,32 @@ const fb::LogRecord* LogEntry::record() const {
   return r.ok() ? *r : nullptr;
 }
 
-LogIterator::LogIterator(rocksdb::DB* db, std::uint64_t from, std::uint64_t to)
-    : db_(db), lower_(log_layout::RecordKey(from)), to_(to) {
+LogIterator::LogIterator(rocksdb::DB* db, std::uint64_t from, std::uint64_t to) : db_(db), to_(to) {
   // An upper bound past the last possible offset is the next prefix.
   upper_ = to == std::numeric_limits<std::uint64_t>::max()
                ? std::string(1, static_cast<char>(log_layout::kRecordPrefix + 1))
                : log_layout::RecordKey(to);
   upper_slice_ = rocksdb::Slice(upper_);
-  rocksdb::ReadOptions ro;
-  ro.iterate_upper_bound = &upper_slice_;
-  it_.reset(db->NewIterator(ro));
-  if (from >= to) return;
-  it_->Seek(lower_);
-  Load();
+  NewRocksIterator();
+  SeekTo(from);
 }
 
 void LogIterator::Renew(std::uint64_t from) {
   valid_ = false;
   record_ = nullptr;
   status_ = Status::Ok();
-  if (!it_->Refresh().ok()) {
-    // Refresh is not supported by this iterator: a new one.
-    rocksdb::ReadOptions ro;
-    ro.iterate_upper_bound = &upper_slice_;
-    it_.reset(db_->NewIterator(ro));
-  }
+  // A new one where this iterator does not support Refresh.
+  if (!it_->Refresh().ok()) NewRocksIterator();
+  SeekTo(from);
+}
+
+void LogIterator::NewRocksIterator() {
+  rocksdb::ReadOptions ro;
+  ro.iterate_upper_bound = &upper_slice_;
+  it_.reset(db_->NewIterator(ro));
+}
+
+void LogIterator::SeekTo(std::uint64_t from) {
   if (from >= to_) return;
   lower_ = log_layout::RecordKey(from);
   it_->Seek(lower_);

@@ -60,6 +60,10 @@ class LogIterator {
   const Status& status() const { return status_; }
 
  private:
+  // it_ = a new RocksDB iterator over the log as of now, bounded by upper_.
+  void NewRocksIterator();
+  // Moves to `from`, or leaves the iterator invalid when `from` >= to_.
+  void SeekTo(std::uint64_t from);
   void Load();
 
   rocksdb::DB* db_;
